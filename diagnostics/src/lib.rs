@@ -1,0 +1,32 @@
+//! Training-bug checks for candle models.
+//!
+//! A model opts in by implementing [`DebugModel`] (by hand or with [`debug_model!`]); each check in
+//! [`checks`] then runs on fresh parameters built from a seeded [`VarBuilder`](candle_nn::VarBuilder)
+//! and returns a [`Finding`] with numbers, a status, the catalog entry that explains it and the next
+//! command to run. Nothing here prints: rendering is the caller's job.
+//!
+//! - [`model`]: the `DebugModel` trait, `Batch`, `Task`.
+//! - [`options`]: device, dtype, seed, steps, learning rate.
+//! - [`report`]: the JSON report schema (`schema_version` 1), check ids and statuses.
+//! - [`checks`]: one module per check, plus [`run_checks`].
+//! - [`trace`] and [`nn`]: the frame recorder and the traced layer wrappers.
+//! - [`zoo`]: clean reference models and their buggy twins.
+//! - [`harness`]: the entry point the generated harness crate calls.
+
+pub mod checks;
+pub mod harness;
+pub mod model;
+pub mod nn;
+pub mod options;
+pub mod report;
+pub mod trace;
+pub mod zoo;
+
+pub use checks::run_checks;
+pub use model::{Batch, DebugModel, Task};
+pub use options::Options;
+pub use report::{CheckId, Finding, Report, Status};
+
+// Re-exported so user crates and generated harnesses name one candle version.
+pub use candle_core;
+pub use candle_nn;

@@ -1,0 +1,46 @@
+//! The contract a model implements to be checked.
+
+use candle_core::{Device, Tensor};
+use candle_nn::VarBuilder;
+
+/// What a model's output means, so checks know what to expect of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Task {
+    /// Logits `[N, C]`; targets are I64 class ids `[N]`, `-100` = ignore.
+    Classification,
+    /// Logits `[N, T, V]`; targets are I64 token ids `[N, T]`, already shifted, `-100` = ignore.
+    CausalLm,
+    /// Any output shape; targets are F32 of the same shape.
+    Regression,
+}
+
+/// A small fixed training batch.
+///
+/// `targets` are I64 class ids (`[N]` or `[N, T]`, `-100` = ignore) for `Classification` and
+/// `CausalLm`, F32 for `Regression`.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    pub input: Tensor,
+    pub targets: Tensor,
+}
+
+/// The target value that means "no loss here" (the PyTorch convention).
+pub const IGNORE_INDEX: i64 = -100;
+
+pub trait DebugModel: Sized {
+    /// Fresh parameters; every trainable parameter must come from `vb`.
+    fn build(vb: VarBuilder) -> candle_core::Result<Self>;
+    /// A small fixed training batch, the same for the same seed.
+    fn batch(device: &Device, seed: u64) -> candle_core::Result<Batch>;
+    /// Model output for `input`: logits for classification (`[N, C]`) and causal LMs (`[N, T, V]`).
+    fn forward(&self, input: &Tensor, train: bool) -> candle_core::Result<Tensor>;
+    /// Scalar training loss. Default: mean cross-entropy over the last dim, targets == -100 ignored.
+    fn loss(&self, output: &Tensor, targets: &Tensor) -> candle_core::Result<Tensor> {
+        crate::checks::loss::masked_cross_entropy(output, targets)
+    }
+    /// What the output means. Default: Classification.
+    fn task() -> Task {
+        Task::Classification
+    }
+}

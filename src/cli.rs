@@ -1,0 +1,68 @@
+//! The command line: global flags and one variant per subcommand. Each subcommand's own
+//! arguments live beside its code in `commands/`.
+
+use crate::commands;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mldebug",
+    version,
+    about = "Find silent training bugs: folklore you can read, checks you can run, comparisons you can trust",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct Global {
+    /// Print machine-readable JSON on stdout instead of tables.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Read SKILL.md, PLAYBOOK.md, refs/ and evidence/ from DIR instead of the embedded copy.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub catalog: Option<PathBuf>,
+    /// When to use colour (auto: only on a terminal, and never when NO_COLOR is set).
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Quotes from practitioners, with source and link.
+    Quote(commands::quote::Args),
+    /// List entries, sources, checks or symptoms.
+    List(commands::list::Args),
+    /// Show one entry, source or check.
+    Show(commands::show::Args),
+    /// Search the catalog.
+    Search(commands::search::Args),
+    /// From a symptom in plain words to hypotheses and the checks that tell them apart.
+    Triage(commands::triage::Args),
+    /// Work on the catalog itself (verify).
+    Catalog(commands::catalog::Args),
+    /// Install the agent skill (SKILL.md, PLAYBOOK.md, refs/).
+    Skill(commands::skill::Args),
+    /// Run checks on a model: `zoo::<name>` or a type in your crate (`crate::Net`).
+    Check(commands::check::Args),
+    /// List the built-in models and what each buggy twin breaks.
+    Zoo(commands::zoo::Args),
+    /// Every check over the whole zoo: expected verdict beside the actual one.
+    Demo(commands::demo::Args),
+    /// Does A really beat B? Compare runs over seeds.
+    SweepCompare(commands::sweep_compare::Args),
+    /// Shell completions.
+    Completions(commands::completions::Args),
+}

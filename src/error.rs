@@ -1,0 +1,49 @@
+//! The one error type of the CLI: a message for a person, and the exit code it maps to.
+
+use crate::exit::Exit;
+use std::fmt;
+use std::path::Path;
+
+#[derive(Debug)]
+pub struct Error {
+    pub exit: Exit,
+    pub message: String,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(exit: Exit, message: impl Into<String>) -> Self {
+        Error {
+            exit,
+            message: message.into(),
+        }
+    }
+
+    /// Bad command-line usage (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        Error::new(Exit::Usage, message)
+    }
+
+    /// Bad input in a file (exit 2). `place` is a line, a record, a byte offset: whatever
+    /// lets the user find it, e.g. "line 12" or "record 3 (byte 4096)".
+    pub fn input(file: &Path, place: impl fmt::Display, message: impl fmt::Display) -> Self {
+        Error::new(
+            Exit::Usage,
+            format!("{}: {}: {}", file.display(), place, message),
+        )
+    }
+
+    /// A bug in mldebug (exit 70).
+    pub fn internal(message: impl Into<String>) -> Self {
+        Error::new(Exit::Internal, message)
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}

@@ -1,0 +1,30 @@
+//! Exit codes, the same for every command (see README "Exit codes").
+
+/// The process exit status of a command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Nothing wrong.
+    Ok = 0,
+    /// A check failed, or a comparison went against the gate.
+    Failed = 1,
+    /// Usage error or bad input (the message names the file and the place).
+    Usage = 2,
+    /// The user's crate did not build.
+    BuildFailed = 3,
+    /// The model errored at run time.
+    ModelError = 4,
+    /// A bug in mldebug itself.
+    Internal = 70,
+}
+
+impl Exit {
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(e: Exit) -> Self {
+        std::process::ExitCode::from(e.code() as u8)
+    }
+}

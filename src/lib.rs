@@ -1,0 +1,21 @@
+//! mldebug: an ML-training debugger.
+//!
+//! - [`catalog`]: SKILL.md, PLAYBOOK.md, refs/ and evidence/ parsed into typed data.
+//! - [`commands`]: one module per subcommand (argument struct + `run`).
+//! - [`sweep`]: run-file readers and the statistics behind `sweep-compare`.
+//! - [`harness`]: runs the checks on a model in the user's own crate.
+//! - [`render`]: tables, JSON and plots; nothing else prints.
+//!
+//! The diagnostics themselves live in the `mldebug-diagnostics` crate.
+
+pub mod catalog;
+pub mod cli;
+pub mod commands;
+pub mod error;
+pub mod exit;
+pub mod harness;
+pub mod render;
+pub mod sweep;
+
+pub use error::{Error, Result};
+pub use exit::Exit;
