@@ -1,1 +1,498 @@
-//! (in progress)
+//! The entry point of a generated harness, the [`debug_model!`] macro, and `assert_pass`.
+//!
+//! `mldebug check <id> --model crate::Net` generates a tiny binary crate whose `main` is one line:
+//! `mldebug_diagnostics::harness::main::<your_crate::Net>()`. [`main`] reads the [`Request`] from
+//! the environment ([`REQUEST_ENV`]), runs the checks in this process, writes the [`Report`] as
+//! JSON to the file named by [`REPORT_ENV`], and prints progress lines (prefixed with
+//! [`PROGRESS_PREFIX`]) on stderr for the CLI to draw. The CLI and the harness speak JSON, never
+//! Rust types, so an installed `mldebug` works with the library version a user's lockfile pins;
+//! [`PROTOCOL`] names the version of that conversation.
+//!
+//! Not for: locating, generating or building the harness crate (that is the CLI's job).
+
+use crate::model::{Batch, DebugModel};
+use crate::options::Options;
+use crate::report::{CheckId, Finding, Report, Status};
+use candle_core::{Device, Tensor};
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// The version of the request/report conversation between the CLI and a harness.
+pub const PROTOCOL: u32 = 1;
+/// Environment variable holding the [`Request`] as JSON.
+pub const REQUEST_ENV: &str = "MLDEBUG_REQUEST";
+/// Environment variable naming the file the [`Report`] is written to.
+pub const REPORT_ENV: &str = "MLDEBUG_REPORT";
+/// Prefix of a progress line on the harness's stderr; the rest of the line is a [`ProgressLine`].
+pub const PROGRESS_PREFIX: &str = "mldebug:progress ";
+/// Prefix of the line a harness prints before exiting 2 on a request it cannot serve.
+pub const REFUSAL_PREFIX: &str = "mldebug:refused ";
+/// Exit status of a harness that refused its request (bad device, other protocol, ...).
+pub const REFUSAL_EXIT: i32 = 2;
+
+/// What the CLI asks a harness to run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Request {
+    pub protocol: u32,
+    /// The `--model` path as the user typed it; it names the model in the report.
+    pub model: String,
+    pub checks: Vec<CheckId>,
+    /// `cpu`, `cuda`, `cuda:N`, `metal` or `metal:N`.
+    pub device: String,
+    pub seed: u64,
+    /// Optimizer steps for the checks that train; `None` keeps the library default.
+    pub steps: Option<usize>,
+}
+
+/// One progress line: where a harness is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressLine {
+    pub check: CheckId,
+    /// 0-based position of `check` in the request, so the CLI can say "2/7".
+    pub index: usize,
+    pub step: usize,
+    pub total: usize,
+    pub loss: Option<f64>,
+}
+
+/// The `main` of a generated harness: serve the request in the environment, then exit.
+///
+/// Exits 0 once the report is written, whatever the findings say (the CLI reads the verdict
+/// from the report); exits [`REFUSAL_EXIT`] with a [`REFUSAL_PREFIX`] line when the request
+/// cannot be served. A crash (a panic outside the checks, a signal) leaves no report.
+pub fn main<M: DebugModel>() {
+    exit_when_orphaned();
+    let code = match serve::<M>() {
+        Ok(()) => 0,
+        Err(reason) => {
+            eprintln!("{REFUSAL_PREFIX}{reason}");
+            REFUSAL_EXIT
+        }
+    };
+    std::process::exit(code);
+}
+
+/// The CLI runs a harness in its own process group (so a timeout can kill all of it), which
+/// also keeps a terminal's Ctrl-C from reaching it; stop when the CLI is gone instead.
+fn exit_when_orphaned() {
+    #[cfg(unix)]
+    {
+        let parent = std::os::unix::process::parent_id();
+        std::thread::spawn(move || loop {
+            std::thread::sleep(std::time::Duration::from_millis(ORPHAN_POLL_MS));
+            if std::os::unix::process::parent_id() != parent {
+                std::process::exit(ORPHANED_EXIT);
+            }
+        });
+    }
+}
+
+/// How often a harness looks for its parent: quick enough that Ctrl-C feels immediate.
+const ORPHAN_POLL_MS: u64 = 250;
+/// Exit status of a harness whose CLI went away (128 + SIGINT, as if interrupted).
+const ORPHANED_EXIT: i32 = 130;
+
+fn serve<M: DebugModel>() -> Result<(), String> {
+    let raw = std::env::var(REQUEST_ENV).map_err(|_| {
+        format!("{REQUEST_ENV} is not set; this program is run by `mldebug check`, not by hand")
+    })?;
+    let request: Request =
+        serde_json::from_str(&raw).map_err(|e| format!("{REQUEST_ENV}: not a request: {e}"))?;
+    if request.protocol != PROTOCOL {
+        return Err(format!(
+            "this harness speaks protocol {PROTOCOL}, the CLI asked for {}; \
+             use an `mldebug` built with the same mldebug-diagnostics version as your crate",
+            request.protocol
+        ));
+    }
+    let report_path = std::env::var_os(REPORT_ENV)
+        .ok_or_else(|| format!("{REPORT_ENV} is not set; nowhere to write the report"))?;
+    let opts = options_for(&request)?;
+    let report = crate::checks::run_checks::<M>(&request.checks, &opts);
+    write_report(Path::new(&report_path), &report)
+}
+
+/// The library options a request asks for.
+pub fn options_for(request: &Request) -> Result<Options, String> {
+    let mut opts = Options {
+        device: parse_device(&request.device)?,
+        seed: request.seed,
+        ..Options::default()
+    };
+    if let Some(steps) = request.steps {
+        opts.steps = steps;
+    }
+    Ok(opts)
+}
+
+/// `cpu`, `cuda`, `cuda:N`, `metal`, `metal:N` → a candle device (which must be available).
+pub fn parse_device(s: &str) -> Result<Device, String> {
+    let (kind, ordinal) = match s.split_once(':') {
+        Some((k, n)) => {
+            let n: usize = n
+                .parse()
+                .map_err(|_| format!("device `{s}`: `{n}` is not a device number"))?;
+            (k, n)
+        }
+        None => (s, 0),
+    };
+    let unavailable = |e: candle_core::Error| {
+        format!("device `{s}` is not available: {e} (is candle built with the `{kind}` feature?)")
+    };
+    match kind {
+        "cpu" => Ok(Device::Cpu),
+        "cuda" => Device::new_cuda(ordinal).map_err(unavailable),
+        "metal" => Device::new_metal(ordinal).map_err(unavailable),
+        _ => Err(format!(
+            "device `{s}`: expected cpu, cuda, cuda:N, metal or metal:N"
+        )),
+    }
+}
+
+/// Write `report` to `path` through a temporary file, so a reader never sees half a report.
+fn write_report(path: &Path, report: &Report) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(report).map_err(|e| format!("report: {e}"))?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, json).map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Print one progress line for the CLI (stderr; the CLI draws it only on a terminal).
+pub fn print_progress(p: &ProgressLine) {
+    if let Ok(line) = serde_json::to_string(p) {
+        eprintln!("{PROGRESS_PREFIX}{line}");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// assert_pass: the checks inside a user's #[test]
+
+impl Finding {
+    /// Panic with the finding written out unless it passed (`pass` or `warn`).
+    ///
+    /// `fail`, `error` and `skipped` all panic: a check that could not judge the model has not
+    /// shown it to be sound.
+    ///
+    /// ```no_run
+    /// # use mldebug_diagnostics::{checks, Options};
+    /// # fn t<Net: mldebug_diagnostics::DebugModel>() -> candle_core::Result<()> {
+    /// checks::overfit::<Net>(&Options::default())?.assert_pass();
+    /// # Ok(()) }
+    /// ```
+    #[track_caller]
+    pub fn assert_pass(&self) {
+        if !passed(self.status) {
+            panic!("{}", describe(self));
+        }
+    }
+}
+
+impl Report {
+    /// Panic with every finding that did not pass written out (see [`Finding::assert_pass`]).
+    #[track_caller]
+    pub fn assert_pass(&self) {
+        let bad: Vec<String> = self
+            .checks
+            .iter()
+            .filter(|f| !passed(f.status))
+            .map(describe)
+            .collect();
+        if !bad.is_empty() {
+            panic!(
+                "{} of {} mldebug checks on {} did not pass:\n\n{}",
+                bad.len(),
+                self.checks.len(),
+                self.model,
+                bad.join("\n")
+            );
+        }
+    }
+}
+
+fn passed(status: Status) -> bool {
+    matches!(status, Status::Pass | Status::Warn)
+}
+
+/// A finding as a few readable lines (the text of a failed `assert_pass`).
+pub fn describe(f: &Finding) -> String {
+    let mut s = format!("mldebug check {}: {}: {}\n", f.check, f.status, f.summary);
+    if !f.metrics.is_empty() {
+        let metrics: Vec<String> = f.metrics.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let _ = writeln!(s, "  metrics: {}", metrics.join(", "));
+    }
+    for d in &f.details {
+        let _ = writeln!(s, "  {d}");
+    }
+    if !f.entry.is_empty() {
+        let _ = writeln!(s, "  why:  mldebug show {}", f.entry);
+    }
+    if !f.next.is_empty() {
+        let _ = writeln!(s, "  next: {}", f.next);
+    }
+    s
+}
+
+// ---------------------------------------------------------------------------------------------
+// debug_model!: the one-line DebugModel for a plain classifier
+
+/// A deterministic classification batch: `input` drawn from N(0, 1) with `shape`, and one class
+/// id in `0..classes` per row (`shape[0]` rows, every class as often as the batch allows, in a
+/// seeded order). The same seed gives the same batch.
+///
+/// This is what [`debug_model!`] generates `DebugModel::batch` from.
+pub fn classification_batch(
+    shape: &[usize],
+    classes: usize,
+    device: &Device,
+    seed: u64,
+) -> candle_core::Result<Batch> {
+    if shape.is_empty() || classes == 0 {
+        candle_core::bail!(
+            "debug_model!: `input` needs a batch dimension and `classes` must be > 0"
+        );
+    }
+    let mut rng = SplitMix64(seed ^ BATCH_STREAM);
+    let n: usize = shape.iter().product();
+    let input: Vec<f32> = (0..n).map(|_| rng.normal() as f32).collect();
+    // Balanced, then shuffled: random labels on a small batch can leave a class empty, which
+    // is a data problem the model does not have.
+    let mut targets: Vec<i64> = (0..shape[0]).map(|i| (i % classes) as i64).collect();
+    for i in (1..targets.len()).rev() {
+        targets.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+    }
+    Ok(Batch {
+        input: Tensor::from_vec(input, shape, device)?,
+        targets: Tensor::from_vec(targets, shape[0], device)?,
+    })
+}
+
+/// Separates the batch stream from other uses of the same seed ("batch" in ASCII).
+const BATCH_STREAM: u64 = 0x6261_7463_68;
+
+/// SplitMix64 (Steele, Lea and Flood): a tiny, well-mixed, seedable generator.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in (0, 1].
+    fn unit(&mut self) -> f64 {
+        ((self.next() >> 11) + 1) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Standard normal by Box–Muller.
+    fn normal(&mut self) -> f64 {
+        let (u1, u2) = (self.unit(), self.unit());
+        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
+    }
+}
+
+/// Implement [`DebugModel`] for a plain classifier in one line.
+///
+/// ```ignore
+/// mldebug_diagnostics::debug_model!(Net, new = Net::new, input = [32, 784], classes = 10);
+/// ```
+///
+/// - `new`: a function `fn(VarBuilder) -> candle_core::Result<Net>` that takes every trainable
+///   parameter from the `VarBuilder` (as candle's `linear(.., vb.pp("fc1"))` does);
+/// - `input`: the shape of one batch (the first dimension is the batch size); inputs are drawn
+///   from N(0, 1) with the check's seed;
+/// - `classes`: the number of classes; targets are balanced class ids shuffled with the same
+///   seed, and the loss is the default mean cross-entropy.
+///
+/// The forward pass is `Net::forward(&self, &Tensor) -> candle_core::Result<Tensor>`: an
+/// inherent method of that shape, or `candle_nn::Module`. Name another one with
+/// `forward = Net::logits` after `classes`. Anything else (masks, token ids, a custom loss):
+/// implement [`DebugModel`] by hand.
+#[macro_export]
+macro_rules! debug_model {
+    ($ty:ty, new = $new:expr, input = [$($dim:expr),+ $(,)?], classes = $classes:expr $(,)?) => {
+        $crate::debug_model!(@impl $ty, $new, [$($dim),+], $classes, |m: &$ty, x| {
+            #[allow(unused_imports)]
+            use $crate::candle_nn::Module as _;
+            <$ty>::forward(m, x)
+        });
+    };
+    ($ty:ty, new = $new:expr, input = [$($dim:expr),+ $(,)?], classes = $classes:expr,
+     forward = $forward:expr $(,)?) => {
+        $crate::debug_model!(@impl $ty, $new, [$($dim),+], $classes, |m: &$ty, x| ($forward)(m, x));
+    };
+    (@impl $ty:ty, $new:expr, [$($dim:expr),+], $classes:expr, $fwd:expr) => {
+        impl $crate::DebugModel for $ty {
+            fn build(vb: $crate::candle_nn::VarBuilder) -> $crate::candle_core::Result<Self> {
+                ($new)(vb)
+            }
+            fn batch(
+                device: &$crate::candle_core::Device,
+                seed: u64,
+            ) -> $crate::candle_core::Result<$crate::Batch> {
+                $crate::harness::classification_batch(&[$($dim),+], $classes, device, seed)
+            }
+            fn forward(
+                &self,
+                input: &$crate::candle_core::Tensor,
+                _train: bool,
+            ) -> $crate::candle_core::Result<$crate::candle_core::Tensor> {
+                let forward: fn(
+                    &$ty,
+                    &$crate::candle_core::Tensor,
+                ) -> $crate::candle_core::Result<$crate::candle_core::Tensor> = $fwd;
+                forward(self, input)
+            }
+        }
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use candle_core::{DType, Module};
+    use candle_nn::{linear, Linear, VarBuilder, VarMap};
+
+    /// A model whose forward is only `Module::forward`.
+    struct ByModule(Linear);
+    impl ByModule {
+        fn new(vb: VarBuilder) -> candle_core::Result<Self> {
+            Ok(ByModule(linear(4, 3, vb.pp("fc"))?))
+        }
+    }
+    impl Module for ByModule {
+        fn forward(&self, xs: &Tensor) -> candle_core::Result<Tensor> {
+            self.0.forward(xs)
+        }
+    }
+    crate::debug_model!(ByModule, new = ByModule::new, input = [8, 4], classes = 3);
+
+    /// A model whose forward is an inherent method.
+    struct ByMethod(Linear);
+    impl ByMethod {
+        fn new(vb: VarBuilder) -> candle_core::Result<Self> {
+            Ok(ByMethod(linear(4, 3, vb.pp("fc"))?))
+        }
+        fn forward(&self, xs: &Tensor) -> candle_core::Result<Tensor> {
+            self.0.forward(xs)?.affine(2.0, 0.0)
+        }
+    }
+    crate::debug_model!(ByMethod, new = ByMethod::new, input = [8, 4], classes = 3);
+
+    /// A model naming its own forward.
+    struct Named(Linear);
+    impl Named {
+        fn logits(&self, xs: &Tensor) -> candle_core::Result<Tensor> {
+            self.0.forward(xs)
+        }
+    }
+    crate::debug_model!(
+        Named,
+        new = |vb: VarBuilder| Ok(Named(linear(4, 3, vb.pp("fc"))?)),
+        input = [8, 4],
+        classes = 3,
+        forward = Named::logits,
+    );
+
+    fn build<M: DebugModel>() -> (M, Batch) {
+        let vm = VarMap::new();
+        let vb = VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
+        (M::build(vb).unwrap(), M::batch(&Device::Cpu, 7).unwrap())
+    }
+
+    #[test]
+    fn macro_covers_module_inherent_and_named_forwards() {
+        let (m, b) = build::<ByModule>();
+        assert_eq!(m.forward(&b.input, true).unwrap().dims(), &[8, 3]);
+        let (m, b) = build::<ByMethod>();
+        let doubled = DebugModel::forward(&m, &b.input, true).unwrap();
+        let plain = m.0.forward(&b.input).unwrap();
+        let diff = (doubled - plain.affine(2.0, 0.0).unwrap())
+            .unwrap()
+            .abs()
+            .unwrap()
+            .sum_all()
+            .unwrap()
+            .to_scalar::<f32>()
+            .unwrap();
+        assert_eq!(diff, 0.0, "the inherent forward must win over Module");
+        let (m, b) = build::<Named>();
+        assert_eq!(m.forward(&b.input, false).unwrap().dims(), &[8, 3]);
+    }
+
+    #[test]
+    fn batches_are_deterministic_per_seed_and_in_range() {
+        let a = ByModule::batch(&Device::Cpu, 3).unwrap();
+        let b = ByModule::batch(&Device::Cpu, 3).unwrap();
+        let c = ByModule::batch(&Device::Cpu, 4).unwrap();
+        let v = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
+        assert_eq!(v(&a.input), v(&b.input));
+        assert_ne!(v(&a.input), v(&c.input));
+        let ids = a.targets.to_vec1::<i64>().unwrap();
+        assert_eq!(ids.len(), 8);
+        assert!(ids.iter().all(|&i| (0..3).contains(&i)));
+        let mean = v(&a.input).iter().sum::<f32>() / 32.0;
+        assert!(mean.abs() < 1.0, "N(0,1) inputs, mean {mean}");
+    }
+
+    fn finding(status: Status) -> Finding {
+        Finding {
+            check: CheckId::Overfit,
+            status,
+            summary: "loss went from 2.30 to 2.29 in 200 steps".into(),
+            metrics: [("loss_start".to_string(), 2.3)].into_iter().collect(),
+            details: vec!["step 200: loss 2.29".into()],
+            entry: "check-overfit".into(),
+            next: "mldebug check grad-flow --model crate::Net".into(),
+        }
+    }
+
+    #[test]
+    fn assert_pass_accepts_pass_and_warn() {
+        finding(Status::Pass).assert_pass();
+        finding(Status::Warn).assert_pass();
+    }
+
+    #[test]
+    fn assert_pass_panics_readably_on_fail_error_and_skipped() {
+        for status in [Status::Fail, Status::Error, Status::Skipped] {
+            let f = finding(status);
+            let msg = std::panic::catch_unwind(|| f.assert_pass())
+                .expect_err("must panic")
+                .downcast::<String>()
+                .unwrap();
+            assert!(
+                msg.contains(&format!("overfit: {status}: loss went from")),
+                "{msg}"
+            );
+            assert!(msg.contains("next: mldebug check grad-flow"), "{msg}");
+        }
+        let report = Report {
+            schema_version: 1,
+            model: "crate::Net".into(),
+            device: "cpu".into(),
+            seed: 0,
+            checks: vec![finding(Status::Pass), finding(Status::Fail)],
+        };
+        let msg = std::panic::catch_unwind(|| report.assert_pass())
+            .expect_err("must panic")
+            .downcast::<String>()
+            .unwrap();
+        assert!(
+            msg.starts_with("1 of 2 mldebug checks on crate::Net did not pass"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn devices_parse_and_bad_ones_are_named() {
+        assert!(matches!(parse_device("cpu"), Ok(Device::Cpu)));
+        let e = parse_device("tpu").unwrap_err();
+        assert!(e.contains("device `tpu`"), "{e}");
+        let e = parse_device("cuda:x").unwrap_err();
+        assert!(e.contains("`x` is not a device number"), "{e}");
+    }
+}

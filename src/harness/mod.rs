@@ -1,1 +1,152 @@
-//! (in progress)
+//! Run the checks on a model type in the user's own crate: `mldebug check overfit --model crate::Net`.
+//!
+//! The pipeline, one module per step:
+//! 1. [`model_path`]: parse `--model` strictly (it is pasted into generated code);
+//! 2. [`locate`]: find the package (`cargo metadata`) whose library holds the model;
+//! 3. [`generate`]: write a one-line harness crate under `<target>/mldebug/harness/`;
+//! 4. [`compile`]: build it into the user's own target dir, and [`classify`] what failed;
+//! 5. [`child`]: run it as a child process with a timeout and read its JSON report back.
+//!
+//! The result is a [`Report`], rendered by `mldebug check` exactly like a zoo model's.
+
+pub mod child;
+pub mod classify;
+pub mod compile;
+pub mod generate;
+pub mod locate;
+pub mod model_path;
+
+use crate::cli::{ColorChoice, Global};
+use crate::{Error, Result};
+use mldebug_diagnostics::harness::{Request, PROTOCOL};
+use mldebug_diagnostics::{CheckId, Report};
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Default for `--timeout`: generous for a few hundred CPU steps of a mid-sized model, short
+/// enough that a hung run is noticed.
+pub const DEFAULT_TIMEOUT_S: u64 = 900;
+
+/// How to build and run a model from the user's crate (ignored for `zoo::` models).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct BuildArgs {
+    /// Features of your package to turn on (comma- or space-separated), as for cargo.
+    #[arg(long, value_name = "FEATURES", help_heading = "Your crate")]
+    pub features: Vec<String>,
+    /// Build with the release profile (the default: candle is very slow unoptimised).
+    #[arg(long, overrides_with = "debug", help_heading = "Your crate")]
+    pub release: bool,
+    /// Build with the dev profile instead: quicker to compile, slower to run.
+    #[arg(long, overrides_with = "release", help_heading = "Your crate")]
+    pub debug: bool,
+    /// Do not touch the network (passed to cargo).
+    #[arg(long, help_heading = "Your crate")]
+    pub offline: bool,
+    /// The Cargo.toml of your crate or workspace (default: the nearest one above the current
+    /// directory).
+    #[arg(long, value_name = "PATH", help_heading = "Your crate")]
+    pub manifest_path: Option<PathBuf>,
+    /// The workspace member that holds the model (default: the one you are in).
+    #[arg(short = 'p', long, value_name = "NAME", help_heading = "Your crate")]
+    pub package: Option<String>,
+    /// Stop the checks after this many seconds (the build is not counted).
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT_S, help_heading = "Your crate")]
+    pub timeout: u64,
+}
+
+/// What to run, as `mldebug check` parsed it.
+#[derive(Debug, Clone)]
+pub struct RunSettings {
+    /// The `--model` argument as typed.
+    pub model: String,
+    pub checks: Vec<CheckId>,
+    pub device: String,
+    pub seed: u64,
+    pub steps: Option<usize>,
+}
+
+/// Locate the user's crate, generate and build the harness, run it, and return its report.
+pub fn run_check(run: &RunSettings, build: &BuildArgs, g: &Global) -> Result<Report> {
+    let cwd = std::env::current_dir()
+        .map_err(|e| Error::internal(format!("no current directory: {e}")))?;
+    let model = model_path::ModelPath::parse(&run.model)?;
+    let manifest = locate::find_manifest(build.manifest_path.as_deref(), &cwd)?;
+    let meta = locate::metadata(&manifest, build.offline)?;
+    let user = locate::select(&meta, &manifest, &model, build.package.as_deref())?;
+
+    let model_type = model.in_crate(&user.lib);
+    let features = split_features(&build.features);
+    let harness = generate::generate(&generate::Spec {
+        user: &user,
+        model_type: &model_type,
+        features: &features,
+    })?;
+    // One build and run at a time per harness: two at once would fight over its files.
+    let _lock = lock(&harness.dir)?;
+
+    let terminal = std::io::stderr().is_terminal() && !g.json;
+    let plan = compile::BuildPlan {
+        release: !build.debug,
+        offline: build.offline,
+        echo: terminal,
+        color: match g.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+            }
+        },
+    };
+    let exe = compile::build(&harness, &user, &run.model, &plan)?;
+
+    let request = Request {
+        protocol: PROTOCOL,
+        model: run.model.clone(),
+        checks: run.checks.clone(),
+        device: run.device.clone(),
+        seed: run.seed,
+        steps: run.steps,
+    };
+    child::run(&child::RunPlan {
+        exe: &exe,
+        request: &request,
+        report_path: harness.dir.join("report.json"),
+        cwd: &user.workspace_root,
+        timeout: Duration::from_secs(build.timeout),
+        progress: terminal,
+    })
+}
+
+/// `--features "a b" --features c,d` → `[a, b, c, d]`.
+fn split_features(raw: &[String]) -> Vec<String> {
+    raw.iter()
+        .flat_map(|s| s.split([',', ' ']))
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+fn lock(dir: &std::path::Path) -> Result<std::fs::File> {
+    let path = dir.join(".lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| Error::internal(format!("{}: {e}", path.display())))?;
+    file.lock()
+        .map_err(|e| Error::internal(format!("{}: cannot lock: {e}", path.display())))?;
+    Ok(file)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn features_split_like_cargo() {
+        let raw = vec!["a b".to_string(), "c,d".to_string(), ",".to_string()];
+        assert_eq!(split_features(&raw), ["a", "b", "c", "d"]);
+    }
+}

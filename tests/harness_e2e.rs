@@ -1,0 +1,103 @@
+//! End to end: the real `mldebug` binary checks a model in a user's crate (a copy of
+//! `examples/user-crate`), once clean and once with a planted bug, and the same crate's own
+//! `#[test]` runs a check through the library.
+//!
+//! The first run compiles candle into `target/e2e-user-crate` (minutes, once); later runs only
+//! rebuild the small crate and the harness.
+
+mod harness_support;
+
+use harness_support::{e2e_target, mldebug, plant, show, user_crate_copy};
+use serde_json::Value;
+
+fn report(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", show(out)))
+}
+
+fn findings(report: &Value) -> Vec<(String, String, String)> {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap().to_string(),
+                f["status"].as_str().unwrap().to_string(),
+                format!("{} {}", f["summary"], f["details"]),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn clean_model_passes_every_check_and_a_detached_layer_fails_grad_flow() {
+    let clean = user_crate_copy(|lib| lib);
+    let out = mldebug(
+        clean.path(),
+        &["check", "all", "--model", "crate::Net", "--debug", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let r = report(&out);
+    assert_eq!(r["model"], "crate::Net");
+    let clean_findings = findings(&r);
+    assert_eq!(clean_findings.len(), 7, "{clean_findings:?}");
+    for (check, status, text) in &clean_findings {
+        assert!(
+            status == "pass" || status == "warn",
+            "{check} on the clean model: {status}: {text}"
+        );
+    }
+
+    // The planted bug: the first layer's output is detached, so fc1 never learns.
+    let buggy = user_crate_copy(|lib| {
+        plant(
+            lib,
+            "let hidden = self.fc1.forward(xs)?.relu()?;",
+            "let hidden = self.fc1.forward(xs)?.relu()?.detach();",
+        )
+    });
+    let out = mldebug(
+        buggy.path(),
+        &[
+            "check",
+            "grad-flow",
+            "--model",
+            "crate::Net",
+            "--debug",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let found = findings(&report(&out));
+    let (check, status, text) = &found[0];
+    assert_eq!(
+        (check.as_str(), status.as_str()),
+        ("grad-flow", "fail"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fc1"),
+        "the finding must name the detached layer: {text}"
+    );
+    assert!(!text.contains("fc2.weight\\\" no grad"), "{text}");
+}
+
+#[test]
+fn the_user_crates_own_test_runs_a_check_through_the_library() {
+    let copy = user_crate_copy(|lib| lib);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["test"])
+        .current_dir(copy.path())
+        .env("CARGO_TARGET_DIR", e2e_target())
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("test tests::net_can_overfit_one_batch ... ok"),
+        "{}",
+        show(&out)
+    );
+}
