@@ -307,17 +307,15 @@ impl SplitMix64 {
 /// - `classes`: the number of classes; targets are balanced class ids shuffled with the same
 ///   seed, and the loss is the default mean cross-entropy.
 ///
-/// The forward pass is `Net::forward(&self, &Tensor) -> candle_core::Result<Tensor>`: an
-/// inherent method of that shape, or `candle_nn::Module`. Name another one with
-/// `forward = Net::logits` after `classes`. Anything else (masks, token ids, a custom loss):
-/// implement [`DebugModel`] by hand.
+/// The forward pass is the model's `candle_nn::Module` impl. A model whose forward is an
+/// inherent method `fn forward(&self, &Tensor) -> candle_core::Result<Tensor>` (or any other
+/// name) says so after `classes`: `forward = Net::forward`. Anything else (masks, token ids, a
+/// custom loss): implement [`DebugModel`] by hand.
 #[macro_export]
 macro_rules! debug_model {
     ($ty:ty, new = $new:expr, input = [$($dim:expr),+ $(,)?], classes = $classes:expr $(,)?) => {
         $crate::debug_model!(@impl $ty, $new, [$($dim),+], $classes, |m: &$ty, x| {
-            #[allow(unused_imports)]
-            use $crate::candle_nn::Module as _;
-            <$ty>::forward(m, x)
+            <$ty as $crate::candle_nn::Module>::forward(m, x)
         });
     };
     ($ty:ty, new = $new:expr, input = [$($dim:expr),+ $(,)?], classes = $classes:expr,
@@ -380,7 +378,13 @@ mod tests {
             self.0.forward(xs)?.affine(2.0, 0.0)
         }
     }
-    crate::debug_model!(ByMethod, new = ByMethod::new, input = [8, 4], classes = 3);
+    crate::debug_model!(
+        ByMethod,
+        new = ByMethod::new,
+        input = [8, 4],
+        classes = 3,
+        forward = ByMethod::forward,
+    );
 
     /// A model naming its own forward.
     struct Named(Linear);
@@ -404,9 +408,9 @@ mod tests {
     }
 
     #[test]
-    fn macro_covers_module_inherent_and_named_forwards() {
+    fn macro_covers_module_and_named_forwards() {
         let (m, b) = build::<ByModule>();
-        assert_eq!(m.forward(&b.input, true).unwrap().dims(), &[8, 3]);
+        assert_eq!(DebugModel::forward(&m, &b.input, true).unwrap().dims(), &[8, 3]);
         let (m, b) = build::<ByMethod>();
         let doubled = DebugModel::forward(&m, &b.input, true).unwrap();
         let plain = m.0.forward(&b.input).unwrap();
@@ -418,7 +422,7 @@ mod tests {
             .unwrap()
             .to_scalar::<f32>()
             .unwrap();
-        assert_eq!(diff, 0.0, "the inherent forward must win over Module");
+        assert_eq!(diff, 0.0, "`forward = ByMethod::forward` must be the one called");
         let (m, b) = build::<Named>();
         assert_eq!(m.forward(&b.input, false).unwrap().dims(), &[8, 3]);
     }
@@ -433,7 +437,10 @@ mod tests {
         assert_ne!(v(&a.input), v(&c.input));
         let ids = a.targets.to_vec1::<i64>().unwrap();
         assert_eq!(ids.len(), 8);
-        assert!(ids.iter().all(|&i| (0..3).contains(&i)));
+        let mut counts = [0; 3];
+        ids.iter().for_each(|&i| counts[i as usize] += 1);
+        assert_eq!(counts.iter().sum::<usize>(), 8);
+        assert!(counts.iter().all(|&c| c == 2 || c == 3), "balanced: {counts:?}");
         let mean = v(&a.input).iter().sum::<f32>() / 32.0;
         assert!(mean.abs() < 1.0, "N(0,1) inputs, mean {mean}");
     }
