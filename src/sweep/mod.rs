@@ -5,4 +5,6 @@
 //! - `readers`: one module per input format, detected by shape.
 //! - `stats`, `reduce`, `verdict`, `compare`: the statistics and the plain-words verdict.
 
+pub mod readers;
 pub mod record;
+pub mod stats;

@@ -1,0 +1,59 @@
+//! One JSON file: our run object, a list of run objects (a W&B project dump), a single W&B API
+//! dump, or an HF `trainer_state.json`.
+
+use super::cells::{json_error, sanitize_nonfinite};
+use super::identity::{dir_run_name, file_stem};
+use super::run_object::Document;
+use super::Found;
+use crate::{Error, Result};
+use std::path::Path;
+
+/// What a JSON file must contain to be a run (for the "not a run file" message).
+pub const JSON_SHAPES: &str = "a run object with \"metrics\", \"summary\" or \"history\", a list \
+     of such objects, or an HF trainer_state.json with \"log_history\"";
+
+pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
+    let clean = sanitize_nonfinite(bytes);
+    let doc: Document = serde_json::from_slice(&clean).map_err(|e| json_error(path, &e, 0))?;
+    match doc {
+        Document::One(run) => {
+            if !run.is_run() {
+                return Ok(Found::NotARun(format!("JSON, but not {JSON_SHAPES}")));
+            }
+            let fallback = if run.log_history.is_some() {
+                // trainer_state.json sits in the output directory (or a checkpoint-N inside it).
+                path.parent()
+                    .map(|d| dir_run_name(d, root))
+                    .unwrap_or_else(|| file_stem(path))
+            } else {
+                file_stem(path)
+            };
+            Ok(Found::Runs(vec![run.into_record(
+                path,
+                String::new(),
+                fallback,
+            )]))
+        }
+        Document::Many(runs) => {
+            if runs.is_empty() || !runs.iter().any(|r| r.is_run()) {
+                return Ok(Found::NotARun(format!(
+                    "a JSON list, but not {JSON_SHAPES}"
+                )));
+            }
+            let stem = file_stem(path);
+            let mut out = Vec::with_capacity(runs.len());
+            for (i, run) in runs.into_iter().enumerate() {
+                let place = format!("item {}", i + 1);
+                if !run.is_run() {
+                    return Err(Error::input(
+                        path,
+                        &place,
+                        "this list item is not a run object (no \"metrics\", \"summary\" or \"history\")",
+                    ));
+                }
+                out.push(run.into_record(path, place, format!("{stem} #{}", i + 1)));
+            }
+            Ok(Found::Runs(out))
+        }
+    }
+}

@@ -1,0 +1,151 @@
+//! Lightning's `CSVLogger` output: `metrics.csv`, whose header is the union of the logged keys
+//! (with `epoch` and `step`) and whose rows are sparse, and `hparams.yaml` beside it.
+
+use super::identity::{
+    dir_run_name, flatten_into, seed_from_config, seed_from_path, task_from_config,
+};
+use super::series::Series;
+use super::{read_file, yaml, Found};
+use crate::sweep::record::RunRecord;
+use crate::{Error, Result};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Columns that give the step, in the order they are tried.
+const STEP_COLUMNS: [&str; 2] = ["step", "epoch"];
+
+pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
+    let text = std::str::from_utf8(bytes)
+        .map_err(|e| Error::input(path, "content", format_args!("not UTF-8 text: {e}")))?;
+    let mut lines = text.lines().enumerate();
+    let Some((_, header)) = lines.next() else {
+        return Ok(Found::NotARun("an empty CSV file".into()));
+    };
+    let header = split_csv(header.trim_start_matches('\u{feff}'));
+    let step_col = STEP_COLUMNS
+        .iter()
+        .find_map(|s| header.iter().position(|h| h == s));
+    if step_col.is_none() {
+        return Ok(Found::NotARun(
+            "a CSV file without a \"step\" or \"epoch\" column (Lightning's metrics.csv has both)"
+                .into(),
+        ));
+    }
+    let mut series = Series::default();
+    for (i, line) in lines {
+        let place = format!("line {}", i + 1);
+        if line.trim().is_empty() {
+            continue;
+        }
+        let cells = split_csv(line);
+        if cells.len() > header.len() {
+            return Err(Error::input(
+                path,
+                place,
+                format_args!(
+                    "{} cells, but the header has {} columns",
+                    cells.len(),
+                    header.len()
+                ),
+            ));
+        }
+        let step = match step_col.and_then(|c| cells.get(c)).map(|s| s.trim()) {
+            Some(s) if !s.is_empty() => s.parse::<f64>().map_err(|_| {
+                Error::input(path, &place, format_args!("step is not a number: {s:?}"))
+            })?,
+            _ => i as f64,
+        };
+        for (col, cell) in cells.iter().enumerate() {
+            let cell = cell.trim();
+            if cell.is_empty() || Some(col) == step_col {
+                continue;
+            }
+            let key = &header[col];
+            match cell.parse::<f64>() {
+                Ok(v) => series.push(key, step, v),
+                Err(_) => series.note_text(key, &format!("{cell:?}"), &place),
+            }
+            .map_err(|m| Error::input(path, &m.place, m.message))?;
+        }
+    }
+    if series.is_empty() {
+        return Ok(Found::NotARun("a CSV file with no numeric values".into()));
+    }
+
+    let mut config = BTreeMap::new();
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let hparams = dir.join("hparams.yaml");
+    if hparams.is_file() {
+        match yaml::parse(&hparams, &read_file(&hparams)?)? {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    flatten_into(&k, v, &mut config);
+                }
+            }
+            Value::Null => {}
+            _ => {
+                return Err(Error::input(
+                    &hparams,
+                    "line 1",
+                    "expected a mapping of hyperparameters",
+                ))
+            }
+        }
+    }
+    let name = run_name(dir, root);
+    let (metrics, history) = series.finish();
+    Ok(Found::Runs(vec![RunRecord {
+        name,
+        group: None,
+        seed: seed_from_config(&config).or_else(|| seed_from_path(path)),
+        task: task_from_config(&config),
+        config,
+        metrics,
+        history,
+        source: path.to_path_buf(),
+        place: String::new(),
+    }]))
+}
+
+/// `<name>/version_<k>`: the version alone says little, so keep the logger name with it.
+fn run_name(dir: &Path, root: Option<&Path>) -> String {
+    let own = dir_run_name(dir, root);
+    if own.starts_with("version_") {
+        if let Some(parent) = dir.parent().and_then(|p| p.file_name()) {
+            return format!("{}/{own}", parent.to_string_lossy());
+        }
+    }
+    own
+}
+
+/// Splits one CSV line (RFC 4180 quoting; Lightning writes no multi-line cells).
+fn split_csv(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                cur.push('"');
+                chars.next();
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => out.push(std::mem::take(&mut cur)),
+            (c, _) => cur.push(c),
+        }
+    }
+    out.push(cur);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_csv;
+
+    #[test]
+    fn csv_quoting() {
+        assert_eq!(split_csv("a,\"b,c\",,\"d\"\"e\""), ["a", "b,c", "", "d\"e"]);
+    }
+}

@@ -1,0 +1,173 @@
+//! Input readers for `sweep-compare`: every format practitioners already have, mapped into
+//! [`RunRecord`]s.
+//!
+//! Paths may be files, directories (walked; each run recognised by its files' shape) or glob
+//! patterns. Recognised: our JSON / JSONL run files, W&B API dumps and run directories, HF
+//! `trainer_state.json`, MLflow file stores and `mlflow.db`, TensorBoard event files, Lightning
+//! `metrics.csv`. Any malformed input is an error naming the file and the place; a directory with
+//! no recognisable run in it is an error too.
+//!
+//! Files are read in parallel on a few threads; the order of the records is the order of the
+//! paths, then of the sorted directory walk, whatever the threads do.
+
+mod cells;
+mod crc32c;
+mod discover;
+mod identity;
+mod json;
+mod jsonl;
+mod lightning_csv;
+mod mlflow_files;
+mod mlflow_sqlite;
+mod protobuf;
+mod run_object;
+mod series;
+mod tfevents;
+mod wandb_dir;
+mod yaml;
+
+pub use discover::{Job, Source, TRIED};
+
+use crate::sweep::record::RunRecord;
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Below this many sources, threads cost more than they save.
+const MIN_SOURCES_FOR_THREADS: usize = 64;
+
+/// At most this many reader threads: reading is mostly parsing, and the machines this runs on
+/// during a sweep are usually busy with something else.
+const MAX_THREADS: usize = 4;
+
+/// What one reader found in one source.
+#[derive(Debug)]
+pub enum Found {
+    Runs(Vec<RunRecord>),
+    /// A file of a candidate type that turned out not to be a run (say, a model's
+    /// `config.json` met while walking a directory); the reason says what it was.
+    NotARun(String),
+}
+
+/// A file met while walking a directory that was not a run, and why.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Skipped {
+    pub path: PathBuf,
+    pub reason: String,
+}
+
+/// Everything read: the runs, and the candidate files passed over.
+#[derive(Debug, Default)]
+pub struct ReadOutcome {
+    pub runs: Vec<RunRecord>,
+    pub skipped: Vec<Skipped>,
+}
+
+/// Reads every run under `paths` (files, directories, glob patterns).
+pub fn read_paths(paths: &[PathBuf]) -> Result<Vec<RunRecord>> {
+    read_paths_detailed(paths).map(|o| o.runs)
+}
+
+/// Like [`read_paths`], also listing the files passed over while walking directories.
+pub fn read_paths_detailed(paths: &[PathBuf]) -> Result<ReadOutcome> {
+    if paths.is_empty() {
+        return Err(Error::usage("no run files given"));
+    }
+    let expanded = discover::expand(paths)?;
+    let jobs = discover::discover(&expanded)?;
+    let results = read_all(&jobs);
+    let mut out = ReadOutcome::default();
+    let mut runs_per_origin = vec![0usize; expanded.len()];
+    for (job, result) in jobs.iter().zip(results) {
+        match result? {
+            Found::Runs(runs) => {
+                runs_per_origin[job.origin] += runs.len();
+                out.runs.extend(runs);
+            }
+            Found::NotARun(reason) if job.root.is_some() => out.skipped.push(Skipped {
+                path: job.source.path().to_path_buf(),
+                reason,
+            }),
+            Found::NotARun(reason) => {
+                return Err(Error::input(
+                    job.source.path(),
+                    "format",
+                    format_args!("not a run file: {reason}"),
+                ))
+            }
+        }
+    }
+    for (origin, &n) in runs_per_origin.iter().enumerate() {
+        if n == 0 {
+            return Err(no_runs_error(&expanded[origin], &out.skipped));
+        }
+    }
+    Ok(out)
+}
+
+fn no_runs_error(dir: &Path, skipped: &[Skipped]) -> Error {
+    let passed_over = skipped
+        .iter()
+        .filter(|s| s.path.starts_with(dir))
+        .take(3)
+        .map(|s| format!("\n  {}: {}", s.path.display(), s.reason))
+        .collect::<String>();
+    let msg = if passed_over.is_empty() {
+        format!("no runs found; looked for {TRIED}")
+    } else {
+        format!("no runs found; looked for {TRIED}; passed over:{passed_over}")
+    };
+    let what = if dir.is_dir() { "directory" } else { "file" };
+    Error::input(dir, what, msg)
+}
+
+/// Reads every source, on a few threads when there are many; results in job order.
+fn read_all(jobs: &[Job]) -> Vec<Result<Found>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(MAX_THREADS);
+    if threads <= 1 || jobs.len() < MIN_SOURCES_FOR_THREADS {
+        return jobs.iter().map(read_one).collect();
+    }
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, Result<Found>)> = std::thread::scope(|s| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(job) = jobs.get(i) else { break };
+                        mine.push((i, read_one(job)));
+                    }
+                    mine
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().expect("a reader thread panicked"))
+            .collect()
+    });
+    done.sort_unstable_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, r)| r).collect()
+}
+
+/// Reads one source with the reader for its format.
+fn read_one(job: &Job) -> Result<Found> {
+    let root = job.root.as_deref();
+    match &job.source {
+        Source::Json(p) => json::read(p, &read_file(p)?, root),
+        Source::Jsonl(p) => jsonl::read(p, &read_file(p)?),
+        Source::Csv(p) => lightning_csv::read(p, &read_file(p)?, root),
+        Source::TfEvents { dir, parts } => tfevents::read_run(dir, parts, root),
+        Source::WandbDir(d) => wandb_dir::read(d),
+        Source::MlflowRun(d) => mlflow_files::read_run(d),
+        Source::MlflowDb(p) => mlflow_sqlite::read(p),
+    }
+}
+
+/// The whole file, or an error naming it.
+pub(crate) fn read_file(p: &Path) -> Result<Vec<u8>> {
+    std::fs::read(p).map_err(|e| Error::usage(format!("{}: cannot read: {e}", p.display())))
+}
