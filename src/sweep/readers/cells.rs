@@ -160,7 +160,7 @@ pub fn json_error(path: &Path, e: &serde_json::Error, line_base: usize) -> Error
     let suffix = format!(" at line {} column {}", e.line(), e.column());
     let msg = full.strip_suffix(&suffix).unwrap_or(&full);
     let msg = if e.is_eof() {
-        format!("{msg} (the file ends early: truncated?)")
+        format!("JSON ends early: {msg} (truncated?)")
     } else if e.is_syntax() {
         format!("JSON syntax error: {msg}")
     } else {
