@@ -21,7 +21,15 @@ pub fn num(x: f64) -> String {
         return format!("{x:.2e}");
     }
     let decimals = (SIG - 1 - mag).clamp(0, 8) as usize;
-    format!("{x:.decimals$}")
+    trim(format!("{x:.decimals$}"))
+}
+
+/// Drop trailing zeros after a decimal point ("0.840" → "0.84", "4.00" → "4").
+fn trim(s: String) -> String {
+    if !s.contains('.') {
+        return s;
+    }
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// Like [`num`] with an explicit `+` on positive values (differences).
@@ -70,15 +78,17 @@ mod tests {
     #[test]
     fn numbers_read_well() {
         assert_eq!(num(81.42), "81.4");
-        assert_eq!(num(0.84), "0.840");
+        assert_eq!(num(0.84), "0.84");
+        assert_eq!(num(4.0), "4");
         assert_eq!(num(0.0123456), "0.0123");
         assert_eq!(num(1234.6), "1235");
         assert_eq!(num(2.5e-7), "2.50e-7");
-        assert_eq!(signed(0.7), "+0.700");
+        assert_eq!(signed(0.7), "+0.7");
         assert_eq!(pval(0.0625), "0.0625");
         assert_eq!(pval(0.05634), "0.0563");
         assert_eq!(pval(0.00005), "<0.001");
         assert_eq!(p_eq(0.5), "p=0.500");
-        assert_eq!(interval(-0.1, 0.3), "[-0.100, +0.300]");
+        assert_eq!(pval(0.03125), "0.0312");
+        assert_eq!(interval(-0.1, 0.3), "[-0.1, +0.3]");
     }
 }

@@ -149,7 +149,12 @@ pub fn decide(e: &Evidence) -> Verdict {
     let (lo, hi) = (e.ci.0 * sign, e.ci.1 * sign); // oriented: > 0 favours A
     let (lo, hi) = (lo.min(hi), lo.max(hi));
     let d = format!("Δ = {} {}", signed(e.delta), interval(e.ci.0, e.ci.1));
-    let unit = if e.paired { "paired seeds" } else { "runs per arm" };
+    let unit = if e.paired {
+        "paired seeds"
+    } else {
+        "runs per arm"
+    };
+    let unit_one = if e.paired { "paired seed" } else { "run per arm" };
 
     if let Some(t) = e.tost.filter(|t| t.equivalent) {
         return Verdict::new(
@@ -179,7 +184,11 @@ pub fn decide(e: &Evidence) -> Verdict {
         let robust_ok = e.robust_p < e.alpha;
         let integrity_ok = e.integrity.is_empty();
         if excludes && primary_ok && robust_ok && integrity_ok {
-            let kind = if s > 0.0 { VerdictKind::ABetter } else { VerdictKind::BBetter };
+            let kind = if s > 0.0 {
+                VerdictKind::ABetter
+            } else {
+                VerdictKind::BBetter
+            };
             return Verdict::new(
                 kind,
                 format!(
@@ -199,7 +208,11 @@ pub fn decide(e: &Evidence) -> Verdict {
         if !(strong || suggestive) {
             continue;
         }
-        let kind = if s > 0.0 { VerdictKind::ALikelyBetter } else { VerdictKind::BLikelyBetter };
+        let kind = if s > 0.0 {
+            VerdictKind::ALikelyBetter
+        } else {
+            VerdictKind::BLikelyBetter
+        };
         let wins = match e.wins {
             Some((a, b)) => {
                 let (w, l) = if s > 0.0 { (a, b) } else { (b, a) };
@@ -208,7 +221,12 @@ pub fn decide(e: &Evidence) -> Verdict {
             None => format!(" and P({win} better) = {}", num(prob)),
         };
         let mut reason = if strong {
-            format!("the {}{} is decisive ({}){wins}, but ", e.adjusted, e.primary, p_eq(e.primary_p))
+            format!(
+                "the {}{} is decisive ({}){wins}, but ",
+                e.adjusted,
+                e.primary,
+                p_eq(e.primary_p)
+            )
         } else {
             format!(
                 "{d} leans to {win}: {}{} {}{wins}; suggestive, not established, and ",
@@ -226,7 +244,7 @@ pub fn decide(e: &Evidence) -> Verdict {
                 unit,
                 num(e.alpha),
                 need.saturating_sub(e.n),
-                unit,
+                if need.saturating_sub(e.n) == 1 { unit_one } else { unit },
                 crate::sweep::numbers::pval(min),
                 win
             ));
@@ -238,7 +256,10 @@ pub fn decide(e: &Evidence) -> Verdict {
                 p_eq(e.robust_p)
             ));
         } else if !integrity_ok {
-            reason.push_str(&format!("an integrity check failed: {}.", e.integrity.join("; ")));
+            reason.push_str(&format!(
+                "an integrity check failed: {}.",
+                e.integrity.join("; ")
+            ));
         } else {
             reason.push_str("the test does not reach the level.");
         }
@@ -258,7 +279,10 @@ pub fn decide(e: &Evidence) -> Verdict {
     let far = if better >= 0.0 { hi } else { -lo };
     let far_arm = if better >= 0.0 { "A" } else { "B" };
     let need = match e.seeds_for_observed {
-        Some(n) => format!("detecting Δ = {} with 80% power needs about {n} {unit}", signed(e.delta)),
+        Some(n) => format!(
+            "detecting Δ = {} with 80% power needs about {n} {unit}",
+            signed(e.delta)
+        ),
         None => "the observed Δ is zero, so no number of seeds would detect it".to_string(),
     };
     let reason = if far > e.mde {
