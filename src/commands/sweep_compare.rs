@@ -90,12 +90,20 @@ fn parse_reduction(s: &str) -> std::result::Result<Reduction, String> {
 impl Args {
     fn options(&self) -> Result<Options> {
         if !(self.alpha > 0.0 && self.alpha < 0.5) {
-            return Err(Error::usage(format!("--alpha {}: must be between 0 and 0.5", self.alpha)));
+            return Err(Error::usage(format!(
+                "--alpha {}: must be between 0 and 0.5",
+                self.alpha
+            )));
         }
-        for (flag, v) in [("--mde", self.mde), ("--equivalence-margin", self.equivalence_margin)] {
+        for (flag, v) in [
+            ("--mde", self.mde),
+            ("--equivalence-margin", self.equivalence_margin),
+        ] {
             if let Some(v) = v {
                 if !(v > 0.0 && v.is_finite()) {
-                    return Err(Error::usage(format!("{flag} {v}: must be a positive number")));
+                    return Err(Error::usage(format!(
+                        "{flag} {v}: must be a positive number"
+                    )));
                 }
             }
         }
@@ -129,7 +137,9 @@ fn use_color(choice: ColorChoice) -> bool {
     match choice {
         ColorChoice::Always => true,
         ColorChoice::Never => false,
-        ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal(),
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+        }
     }
 }
 

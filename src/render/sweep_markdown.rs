@@ -10,7 +10,11 @@ fn cell(s: &str) -> String {
 
 fn table(b: &Block) -> String {
     let mut out = String::new();
-    let header: Vec<String> = b.header.iter().map(|h| if h.is_empty() { " ".into() } else { cell(h) }).collect();
+    let header: Vec<String> = b
+        .header
+        .iter()
+        .map(|h| if h.is_empty() { " ".into() } else { cell(h) })
+        .collect();
     out.push_str(&format!("| {} |\n", header.join(" | ")));
     out.push_str(&format!("|{}\n", "---|".repeat(header.len())));
     for r in &b.rows {
@@ -37,7 +41,10 @@ pub fn render(c: &Comparison) -> String {
             out.push_str(&format!("_Note: {n}_\n"));
         }
     }
-    out.push_str(&format!("\n**VERDICT: {}** — {}\n", r.verdict_headline, r.verdict_reason));
+    out.push_str(&format!(
+        "\n**VERDICT: {}** — {}\n",
+        r.verdict_headline, r.verdict_reason
+    ));
     if !r.warnings.is_empty() {
         out.push('\n');
         for w in &r.warnings {

@@ -46,7 +46,11 @@ pub fn build(c: &Comparison) -> Report {
     let failed = c.runs.iter().filter(|r| r.failed).count();
     let used = c.runs.iter().filter(|r| r.arm.is_some()).count();
     let ignored = c.runs.len() - used;
-    let dir = if c.direction.higher_is_better { "higher is better" } else { "lower is better" };
+    let dir = if c.direction.higher_is_better {
+        "higher is better"
+    } else {
+        "lower is better"
+    };
     let mut lines = vec![
         format!(
             "sweep-compare  metric={} ({dir}; {})  reduce={}  files={} runs={}{} failed={failed}",
@@ -55,7 +59,11 @@ pub fn build(c: &Comparison) -> Report {
             c.reduction_text(),
             c.files,
             used,
-            if ignored > 0 { format!(" (+{ignored} outside both arms, ignored)") } else { String::new() },
+            if ignored > 0 {
+                format!(" (+{ignored} outside both arms, ignored)")
+            } else {
+                String::new()
+            },
         ),
         format!(
             "arms: A={} ({})  B={} ({})  — {}",
@@ -138,18 +146,38 @@ fn arms_block(t: &TaskResult) -> Block {
             None => row.extend(std::iter::repeat_n(s("—"), 6)),
         }
         row.push(if show(a) {
-            a.values.iter().map(|v| num(v.2)).collect::<Vec<_>>().join(" ")
+            a.values
+                .iter()
+                .map(|v| num(v.2))
+                .collect::<Vec<_>>()
+                .join(" ")
         } else {
             format!("({} runs; see --json)", a.values.len())
         });
-        row.push(if a.failed.is_empty() { s("0") } else { format!("{} ({})", a.failed.len(), a.failed.join(", ")) });
+        row.push(if a.failed.is_empty() {
+            s("0")
+        } else {
+            format!("{} ({})", a.failed.len(), a.failed.join(", "))
+        });
         rows.push(row);
     }
     Block {
         title: s("arms"),
-        header: ["arm", "name", "n", "mean", "sd", "median", "IQM", "min", "max", "runs (seed order)", "failed"]
-            .map(s)
-            .to_vec(),
+        header: [
+            "arm",
+            "name",
+            "n",
+            "mean",
+            "sd",
+            "median",
+            "IQM",
+            "min",
+            "max",
+            "runs (seed order)",
+            "failed",
+        ]
+        .map(s)
+        .to_vec(),
         rows,
     }
 }
@@ -178,7 +206,11 @@ fn power_row(t: &TaskResult, c: &Comparison, have: usize) -> Vec<String> {
     }
     vec![
         format!("MDE (80% power, α={})", num(c.alpha)),
-        format!("{} (conservative σ: {})", num(pw.mde), num(pw.mde_conservative)),
+        format!(
+            "{} (conservative σ: {})",
+            num(pw.mde),
+            num(pw.mde_conservative)
+        ),
         tail,
     ]
 }
@@ -186,17 +218,41 @@ fn power_row(t: &TaskResult, c: &Comparison, have: usize) -> Vec<String> {
 fn paired_block(p: &PairedStats, t: &TaskResult, c: &Comparison) -> Block {
     let n = p.pairs.len();
     let mut rows = vec![
-        vec![s("mean difference"), signed(p.t.estimate), format!("{}  (t, df={})", interval(p.t.ci.0, p.t.ci.1), num(p.t.df))],
+        vec![
+            s("mean difference"),
+            signed(p.t.estimate),
+            format!("{}  (t, df={})", interval(p.t.ci.0, p.t.ci.1), num(p.t.df)),
+        ],
         vec![s("paired t-test"), format!("t={}", num(p.t.t)), p_eq(p.t.p)],
-        vec![s("exact sign-flip permutation"), s(""), format!("{}  ({})", p_eq(p.sign_flip.p), method_note(&p.sign_flip))],
-        vec![s("Wilcoxon signed-rank"), format!("W+={}", num(p.wilcoxon.statistic)), format!("{}  ({})", p_eq(p.wilcoxon.p), method_note(&p.wilcoxon))],
+        vec![
+            s("exact sign-flip permutation"),
+            s(""),
+            format!("{}  ({})", p_eq(p.sign_flip.p), method_note(&p.sign_flip)),
+        ],
+        vec![
+            s("Wilcoxon signed-rank"),
+            format!("W+={}", num(p.wilcoxon.statistic)),
+            format!("{}  ({})", p_eq(p.wilcoxon.p), method_note(&p.wilcoxon)),
+        ],
         vec![
             s("wins / ties / losses"),
             format!("{} / {} / {}", p.wins, p.ties, p.losses),
-            format!("P(A_i better)={} {}", num(p.prob_a_better), interval_plain(p.prob_a_better_ci)),
+            format!(
+                "P(A_i better)={} {}",
+                num(p.prob_a_better),
+                interval_plain(p.prob_a_better_ci)
+            ),
         ],
-        vec![s("effect size d_z"), num(p.d_z), format!("relative {}% of |mean B|", signed(p.relative * 100.0))],
-        vec![s("Welch (ignoring pairing)"), format!("t={}", num(p.welch.t)), format!("{}  (df={})", p_eq(p.welch.p), num(p.welch.df))],
+        vec![
+            s("effect size d_z"),
+            num(p.d_z),
+            format!("relative {}% of |mean B|", signed(p.relative * 100.0)),
+        ],
+        vec![
+            s("Welch (ignoring pairing)"),
+            format!("t={}", num(p.welch.t)),
+            format!("{}  (df={})", p_eq(p.welch.p), num(p.welch.df)),
+        ],
         power_row(t, c, n),
     ];
     tost_row(t, &mut rows);
@@ -215,7 +271,11 @@ fn tost_row(t: &TaskResult, rows: &mut Vec<Vec<String>>) {
     if let Some(e) = &t.tost {
         rows.push(vec![
             format!("equivalence (TOST, ±{})", num(e.margin)),
-            if e.equivalent { s("equivalent") } else { s("not shown") },
+            if e.equivalent {
+                s("equivalent")
+            } else {
+                s("not shown")
+            },
             format!("90% CI {}", interval(e.ci90.0, e.ci90.1)),
         ]);
     }
@@ -224,16 +284,48 @@ fn tost_row(t: &TaskResult, rows: &mut Vec<Vec<String>>) {
 fn unpaired_block(u: &UnpairedStats, t: &TaskResult, c: &Comparison) -> Block {
     let have = t.a.values.len().min(t.b.values.len());
     let mut rows = vec![
-        vec![s("mean difference"), signed(u.welch.estimate), format!("{}  (Welch, df={})", interval(u.welch.ci.0, u.welch.ci.1), num(u.welch.df))],
-        vec![s("Welch t-test"), format!("t={}", num(u.welch.t)), p_eq(u.welch.p)],
-        vec![s("exact permutation"), s(""), format!("{}  ({})", p_eq(u.permutation.p), method_note(&u.permutation))],
+        vec![
+            s("mean difference"),
+            signed(u.welch.estimate),
+            format!(
+                "{}  (Welch, df={})",
+                interval(u.welch.ci.0, u.welch.ci.1),
+                num(u.welch.df)
+            ),
+        ],
+        vec![
+            s("Welch t-test"),
+            format!("t={}", num(u.welch.t)),
+            p_eq(u.welch.p),
+        ],
+        vec![
+            s("exact permutation"),
+            s(""),
+            format!(
+                "{}  ({})",
+                p_eq(u.permutation.p),
+                method_note(&u.permutation)
+            ),
+        ],
         vec![
             s("Mann-Whitney U"),
             format!("U={}", num(u.mann_whitney.test.statistic)),
-            format!("{}  ({})", p_eq(u.mann_whitney.test.p), method_note(&u.mann_whitney.test)),
+            format!(
+                "{}  ({})",
+                p_eq(u.mann_whitney.test.p),
+                method_note(&u.mann_whitney.test)
+            ),
         ],
-        vec![s("P(A better than B)"), num(u.prob_a_better), s("U/(n_A·n_B), ties ½")],
-        vec![s("effect size Hedges' g"), num(u.hedges_g), format!("relative {}% of |mean B|", signed(u.relative * 100.0))],
+        vec![
+            s("P(A better than B)"),
+            num(u.prob_a_better),
+            s("U/(n_A·n_B), ties ½"),
+        ],
+        vec![
+            s("effect size Hedges' g"),
+            num(u.hedges_g),
+            format!("relative {}% of |mean B|", signed(u.relative * 100.0)),
+        ],
         power_row(t, c, have),
     ];
     tost_row(t, &mut rows);
@@ -244,7 +336,13 @@ fn unpaired_block(u: &UnpairedStats, t: &TaskResult, c: &Comparison) -> Block {
     }
 }
 
-fn single_task(t: &TaskResult, c: &Comparison, lines: &mut Vec<String>, blocks: &mut Vec<Block>, notes: &mut Vec<String>) {
+fn single_task(
+    t: &TaskResult,
+    c: &Comparison,
+    lines: &mut Vec<String>,
+    blocks: &mut Vec<Block>,
+    notes: &mut Vec<String>,
+) {
     if t.power.is_some() {
         lines.push(design_line(t));
     }
@@ -256,18 +354,34 @@ fn single_task(t: &TaskResult, c: &Comparison, lines: &mut Vec<String>, blocks: 
             notes.push(format!("left out, no partner: {}", p.unmatched.join(", ")));
         }
         if !p.dropped_failed.is_empty() {
-            notes.push(format!("pairs left out because a run failed: {}", p.dropped_failed.join(", ")));
+            notes.push(format!(
+                "pairs left out because a run failed: {}",
+                p.dropped_failed.join(", ")
+            ));
         }
     } else if let Some(u) = &t.unpaired {
         blocks.push(unpaired_block(u, t, c));
     }
 }
 
-fn multi_task(c: &Comparison, lines: &mut Vec<String>, blocks: &mut Vec<Block>, notes: &mut Vec<String>) {
-    lines.push(format!("tasks: {}  (per-task verdicts use Holm-adjusted p-values)", c.tasks.len()));
+fn multi_task(
+    c: &Comparison,
+    lines: &mut Vec<String>,
+    blocks: &mut Vec<Block>,
+    notes: &mut Vec<String>,
+) {
+    lines.push(format!(
+        "tasks: {}  (per-task verdicts use Holm-adjusted p-values)",
+        c.tasks.len()
+    ));
     let mut rows = Vec::new();
     for t in &c.tasks {
-        let mean = |a: &ArmStats| a.describe.as_ref().map(|d| num(d.mean)).unwrap_or_else(|| s("—"));
+        let mean = |a: &ArmStats| {
+            a.describe
+                .as_ref()
+                .map(|d| num(d.mean))
+                .unwrap_or_else(|| s("—"))
+        };
         let mut row = vec![
             t.task.clone().unwrap_or_default(),
             format!("{}/{}", t.a.values.len(), t.b.values.len()),
@@ -296,9 +410,22 @@ fn multi_task(c: &Comparison, lines: &mut Vec<String>, blocks: &mut Vec<Block>, 
     }
     blocks.push(Block {
         title: s("per task"),
-        header: ["task", "n A/B", "mean A", "mean B", "design", "Δ", "95% CI", "p", "Holm p", "exact p", "Holm exact p", "verdict"]
-            .map(s)
-            .to_vec(),
+        header: [
+            "task",
+            "n A/B",
+            "mean A",
+            "mean B",
+            "design",
+            "Δ",
+            "95% CI",
+            "p",
+            "Holm p",
+            "exact p",
+            "Holm exact p",
+            "verdict",
+        ]
+        .map(s)
+        .to_vec(),
         rows,
     });
     if let Some(a) = &c.aggregates {
@@ -324,7 +451,10 @@ fn multi_task(c: &Comparison, lines: &mut Vec<String>, blocks: &mut Vec<Block>, 
     for t in &c.tasks {
         if let (Some(name), Some(p)) = (&t.task, &t.paired) {
             if !p.unmatched.is_empty() {
-                notes.push(format!("[{name}] left out, no partner: {}", p.unmatched.join(", ")));
+                notes.push(format!(
+                    "[{name}] left out, no partner: {}",
+                    p.unmatched.join(", ")
+                ));
             }
         }
     }

@@ -41,21 +41,63 @@ pub struct Arms {
 
 /// Config keys that identify a run rather than configure it: never arms, never confounds.
 pub const IGNORABLE_KEYS: &[&str] = &[
-    "name", "run_name", "run_id", "id", "output_dir", "out_dir", "logging_dir", "save_dir",
-    "run_dir", "log_dir", "timestamp", "start_time", "end_time", "date", "time", "host",
-    "hostname", "wandb", "mlflow", "experiment", "experiment_name", "notes", "tags",
+    "name",
+    "run_name",
+    "run_id",
+    "id",
+    "output_dir",
+    "out_dir",
+    "logging_dir",
+    "save_dir",
+    "run_dir",
+    "log_dir",
+    "timestamp",
+    "start_time",
+    "end_time",
+    "date",
+    "time",
+    "host",
+    "hostname",
+    "wandb",
+    "mlflow",
+    "experiment",
+    "experiment_name",
+    "notes",
+    "tags",
 ];
 
 /// Config keys that hold a seed, a split or a fold: the pairing key, never an arm.
 pub const SEED_KEYS: &[&str] = &[
-    "seed", "random_seed", "rng_seed", "data_seed", "split", "fold", "seed_everything",
+    "seed",
+    "random_seed",
+    "rng_seed",
+    "data_seed",
+    "split",
+    "fold",
+    "seed_everything",
 ];
 
 /// Config keys that name a task (the multi-task stratum), never an arm.
-pub const TASK_KEYS: &[&str] = &["task", "env", "env_id", "dataset", "task_name", "dataset_name"];
+pub const TASK_KEYS: &[&str] = &[
+    "task",
+    "env",
+    "env_id",
+    "dataset",
+    "task_name",
+    "dataset_name",
+];
 
 /// Arm values that read like the reference arm, which becomes B when no order is given.
-const BASELINE_NAMES: &[&str] = &["baseline", "base", "control", "default", "reference", "ref", "main", "old"];
+const BASELINE_NAMES: &[&str] = &[
+    "baseline",
+    "base",
+    "control",
+    "default",
+    "reference",
+    "ref",
+    "main",
+    "old",
+];
 
 fn leaf(key: &str) -> &str {
     key.rsplit('.').next().unwrap_or(key)
@@ -111,7 +153,12 @@ pub fn varying_config_keys(runs: &[RunRecord]) -> BTreeMap<String, BTreeSet<Stri
     }
     for (k, vals) in seen.iter_mut() {
         for r in runs {
-            vals.insert(r.config.get(k).map(label).unwrap_or_else(|| "(unset)".into()));
+            vals.insert(
+                r.config
+                    .get(k)
+                    .map(label)
+                    .unwrap_or_else(|| "(unset)".into()),
+            );
         }
     }
     seen.retain(|_, v| v.len() > 1);
@@ -184,11 +231,23 @@ pub fn choose(
             let v: Vec<String> = vals.iter().cloned().collect();
             let is_base = |s: &str| BASELINE_NAMES.contains(&s.to_ascii_lowercase().as_str());
             if is_base(&v[0]) && !is_base(&v[1]) {
-                (v[1].clone(), v[0].clone(), format!("B = `{}` (reads as the baseline)", v[0]))
+                (
+                    v[1].clone(),
+                    v[0].clone(),
+                    format!("B = `{}` (reads as the baseline)", v[0]),
+                )
             } else if is_base(&v[1]) && !is_base(&v[0]) {
-                (v[0].clone(), v[1].clone(), format!("B = `{}` (reads as the baseline)", v[1]))
+                (
+                    v[0].clone(),
+                    v[1].clone(),
+                    format!("B = `{}` (reads as the baseline)", v[1]),
+                )
             } else {
-                (v[0].clone(), v[1].clone(), "A first in sorted order; use --a/--b to swap".to_string())
+                (
+                    v[0].clone(),
+                    v[1].clone(),
+                    "A first in sorted order; use --a/--b to swap".to_string(),
+                )
             }
         }
     };
@@ -205,7 +264,10 @@ fn auto_key(runs: &[RunRecord], a: Option<&str>, b: Option<&str>) -> Result<(Arm
     let all_grouped = runs.iter().all(|r| r.group.is_some());
     let wanted: Vec<&str> = [a, b].into_iter().flatten().collect();
     let has_wanted = |vals: &BTreeSet<String>| wanted.iter().all(|w| vals.contains(*w));
-    if all_grouped && groups.len() >= 2 && (groups.len() == 2 || (!wanted.is_empty() && has_wanted(&groups))) {
+    if all_grouped
+        && groups.len() >= 2
+        && (groups.len() == 2 || (!wanted.is_empty() && has_wanted(&groups)))
+    {
         return Ok((ArmKey::Group, "by the runs' group (auto)".to_string()));
     }
     let varying: BTreeMap<String, BTreeSet<String>> = varying_config_keys(runs)
@@ -257,7 +319,19 @@ pub struct Direction {
 }
 
 /// Name fragments that mark a metric where lower is better.
-const LOWER_IS_BETTER: &[&str] = &["loss", "error", "err", "ppl", "perplexity", "wer", "cer", "mse", "mae", "rmse", "regret"];
+const LOWER_IS_BETTER: &[&str] = &[
+    "loss",
+    "error",
+    "err",
+    "ppl",
+    "perplexity",
+    "wer",
+    "cer",
+    "mse",
+    "mae",
+    "rmse",
+    "regret",
+];
 
 /// Decide the direction from the flags, else from the metric's name.
 pub fn direction(metric: &str, higher: bool, lower: bool) -> Direction {
@@ -274,19 +348,19 @@ pub fn direction(metric: &str, higher: bool, lower: bool) -> Direction {
     // Whole words, or longer fragments at a word's edge (`valloss`), so `answer` is not `wer`.
     let hit = |w: &&&str| {
         let w: &str = w;
-        words.iter().any(|word| {
-            *word == w || (w.len() >= 4 && (word.starts_with(w) || word.ends_with(w)))
-        })
+        words
+            .iter()
+            .any(|word| *word == w || (w.len() >= 4 && (word.starts_with(w) || word.ends_with(w))))
     };
-    match LOWER_IS_BETTER.iter().find(hit)
-    {
+    match LOWER_IS_BETTER.iter().find(hit) {
         Some(w) => Direction {
             higher_is_better: false,
             how: format!("inferred: the name contains `{w}`; pass --higher-is-better if not"),
         },
         None => Direction {
             higher_is_better: true,
-            how: "inferred: the name has no loss/error/ppl/wer; pass --lower-is-better if not".to_string(),
+            how: "inferred: the name has no loss/error/ppl/wer; pass --lower-is-better if not"
+                .to_string(),
         },
     }
 }
@@ -307,7 +381,13 @@ pub fn choose_metric(runs: &[RunRecord], given: Option<&str>) -> Result<String> 
     let common = common.unwrap_or_default();
     let user_facing: Vec<&String> = common
         .iter()
-        .filter(|m| !m.starts_with('_') && !matches!(m.as_str(), "step" | "epoch" | "global_step" | "runtime" | "timestamp"))
+        .filter(|m| {
+            !m.starts_with('_')
+                && !matches!(
+                    m.as_str(),
+                    "step" | "epoch" | "global_step" | "runtime" | "timestamp"
+                )
+        })
         .collect();
     match user_facing.as_slice() {
         [one] => Ok((*one).clone()),
@@ -315,7 +395,10 @@ pub fn choose_metric(runs: &[RunRecord], given: Option<&str>) -> Result<String> 
         many => Err(Error::usage(format!(
             "the runs share {} metrics ({}); pick one with --metric NAME",
             many.len(),
-            many.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+            many.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
         ))),
     }
 }

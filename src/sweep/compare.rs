@@ -239,7 +239,12 @@ pub fn compare(records: &[RunRecord], opts: &Options) -> Result<Comparison> {
     if records.is_empty() {
         return Err(crate::Error::usage("no runs found in the given paths"));
     }
-    let arms = arms::choose(records, opts.group_by.as_deref(), opts.a.as_deref(), opts.b.as_deref())?;
+    let arms = arms::choose(
+        records,
+        opts.group_by.as_deref(),
+        opts.a.as_deref(),
+        opts.b.as_deref(),
+    )?;
     let in_arm = |r: &RunRecord| -> Option<&'static str> {
         match arms::arm_of(r, &arms.key) {
             Some(v) if v == arms.a => Some("A"),
@@ -306,7 +311,11 @@ pub fn compare(records: &[RunRecord], opts: &Options) -> Result<Comparison> {
                 .collect()
         };
         tasks.push(analyse_task(
-            if multi { Some(t.clone().unwrap_or_else(|| "(none)".into())) } else { t.clone() },
+            if multi {
+                Some(t.clone().unwrap_or_else(|| "(none)".into()))
+            } else {
+                t.clone()
+            },
             &mine("A"),
             &mine("B"),
             &arms,
@@ -336,7 +345,13 @@ pub fn compare(records: &[RunRecord], opts: &Options) -> Result<Comparison> {
             })
             .collect();
         (scores.len() >= 2).then(|| {
-            bootstrap::stratified(&scores, hib, opts.bootstrap_reps.max(1), opts.rng_seed, LEVEL)
+            bootstrap::stratified(
+                &scores,
+                hib,
+                opts.bootstrap_reps.max(1),
+                opts.rng_seed,
+                LEVEL,
+            )
         })
     } else {
         None
@@ -380,7 +395,11 @@ fn arm_stats(name: &str, runs: &[&Run]) -> ArmStats {
         name: name.to_string(),
         describe: (!values.is_empty()).then(|| Describe::of(&values)),
         values: usable,
-        failed: runs.iter().filter(|r| !r.ok()).map(|r| r.rec.name.clone()).collect(),
+        failed: runs
+            .iter()
+            .filter(|r| !r.ok())
+            .map(|r| r.rec.name.clone())
+            .collect(),
     }
 }
 
@@ -504,7 +523,13 @@ fn analyse_task(
                 ),
             ));
         }
-        let pw = power::paired(variance(&d).sqrt(), d.len(), p.t.estimate, opts.mde, opts.alpha);
+        let pw = power::paired(
+            variance(&d).sqrt(),
+            d.len(),
+            p.t.estimate,
+            opts.mde,
+            opts.alpha,
+        );
         let tost = opts.equivalence_margin.map(|m| {
             let ci90 = one_sample(&d, 0.90).ci;
             Tost {
@@ -515,7 +540,15 @@ fn analyse_task(
         });
         let _ = (&pa, &pb);
         (
-            (p.t, p.sign_flip, p.prob_a_better, Some((p.wins, p.losses)), Some(p.welch.p), "paired t-test", "exact sign-flip test"),
+            (
+                p.t,
+                p.sign_flip,
+                p.prob_a_better,
+                Some((p.wins, p.losses)),
+                Some(p.welch.p),
+                "paired t-test",
+                "exact sign-flip test",
+            ),
             pw,
             tost,
             None,
@@ -524,13 +557,20 @@ fn analyse_task(
         let w = welch(&av, &bv, LEVEL);
         let perm = two_sample(&av, &bv, rng);
         let mw = mann_whitney(&av, &bv);
-        let prob = if hib { mw.prob_a_greater } else { 1.0 - mw.prob_a_greater };
+        let prob = if hib {
+            mw.prob_a_greater
+        } else {
+            1.0 - mw.prob_a_greater
+        };
         let mb = b.describe.as_ref().map(|d| d.mean).unwrap_or(f64::NAN);
         for (label, v) in [("A", &av), ("B", &bv)] {
             if v.len() >= warnings::SKEW_MIN_N && skewness(v).abs() > warnings::SKEW_LIMIT {
                 warnings.push(Warning::new(
                     "normality",
-                    format!("arm {label} is skewed (skewness {}): lean on the exact tests.", num(skewness(v))),
+                    format!(
+                        "arm {label} is skewed (skewness {}): lean on the exact tests.",
+                        num(skewness(v))
+                    ),
                 ));
             }
         }
@@ -558,7 +598,15 @@ fn analyse_task(
             relative: w.estimate / mb.abs(),
         };
         (
-            (w, perm, prob, None, None, "Welch t-test", "exact permutation test"),
+            (
+                w,
+                perm,
+                prob,
+                None,
+                None,
+                "Welch t-test",
+                "exact permutation test",
+            ),
             pw,
             tost,
             Some(u),
@@ -570,13 +618,22 @@ fn analyse_task(
     let oa: Vec<f64> = av.iter().map(|x| x * sign).collect();
     let ob: Vec<f64> = bv.iter().map(|x| x * sign).collect();
     let lottery = if primary.estimate * sign >= 0.0 {
-        warnings::seed_lottery((&format!("A ({})", arms.a), &oa), (&format!("B ({})", arms.b), &ob))
+        warnings::seed_lottery(
+            (&format!("A ({})", arms.a), &oa),
+            (&format!("B ({})", arms.b), &ob),
+        )
     } else {
-        warnings::seed_lottery((&format!("B ({})", arms.b), &ob), (&format!("A ({})", arms.a), &oa))
+        warnings::seed_lottery(
+            (&format!("B ({})", arms.b), &ob),
+            (&format!("A ({})", arms.a), &oa),
+        )
     };
     warnings.extend(lottery);
 
-    let n = paired.as_ref().map(|p| p.pairs.len()).unwrap_or(av.len().min(bv.len()));
+    let n = paired
+        .as_ref()
+        .map(|p| p.pairs.len())
+        .unwrap_or(av.len().min(bv.len()));
     let evidence = Evidence {
         higher_is_better: hib,
         alpha: opts.alpha,
@@ -618,7 +675,12 @@ fn analyse_task(
     }
 }
 
-fn build_paired(pairing: &Pairing, a_runs: &[&Run], b_runs: &[&Run], hib: bool) -> Option<PairedStats> {
+fn build_paired(
+    pairing: &Pairing,
+    a_runs: &[&Run],
+    b_runs: &[&Run],
+    hib: bool,
+) -> Option<PairedStats> {
     let key = pairing.key.clone()?;
     let mut pairs = Vec::new();
     let mut dropped_failed = Vec::new();
@@ -684,7 +746,11 @@ fn build_paired(pairing: &Pairing, a_runs: &[&Run], b_runs: &[&Run], hib: bool) 
         wins,
         ties,
         losses,
-        prob_a_better: if decided > 0 { wins as f64 / decided as f64 } else { 0.5 },
+        prob_a_better: if decided > 0 {
+            wins as f64 / decided as f64
+        } else {
+            0.5
+        },
         prob_a_better_ci: clopper_pearson(wins as u64, decided, LEVEL),
         d_z: d_z(&d),
         relative: t.estimate / mean_b.abs(),
@@ -713,7 +779,9 @@ fn bit_identical(pairing: &Pairing, a_runs: &[&Run], b_runs: &[&Run]) -> Vec<Str
 }
 
 fn holm_adjust(tasks: &mut [TaskResult], hib: bool, opts: &Options) {
-    let idx: Vec<usize> = (0..tasks.len()).filter(|&i| tasks[i].power.is_some()).collect();
+    let idx: Vec<usize> = (0..tasks.len())
+        .filter(|&i| tasks[i].power.is_some())
+        .collect();
     let primary: Vec<f64> = idx.iter().map(|&i| task_primary(&tasks[i]).0.p).collect();
     let robust: Vec<f64> = idx.iter().map(|&i| task_primary(&tasks[i]).1.p).collect();
     let hp = holm(&primary);
@@ -734,12 +802,23 @@ fn holm_adjust(tasks: &mut [TaskResult], hib: bool, opts: &Options) {
             higher_is_better: hib,
             alpha: opts.alpha,
             paired: t.paired.is_some(),
-            n: t.paired.as_ref().map(|p| p.pairs.len()).unwrap_or(t.a.values.len().min(t.b.values.len())),
+            n: t.paired
+                .as_ref()
+                .map(|p| p.pairs.len())
+                .unwrap_or(t.a.values.len().min(t.b.values.len())),
             delta: primary.estimate,
             ci: primary.ci,
-            primary: if t.paired.is_some() { "paired t-test" } else { "Welch t-test" },
+            primary: if t.paired.is_some() {
+                "paired t-test"
+            } else {
+                "Welch t-test"
+            },
             primary_p: hp[k],
-            robust: if t.paired.is_some() { "exact sign-flip test" } else { "exact permutation test" },
+            robust: if t.paired.is_some() {
+                "exact sign-flip test"
+            } else {
+                "exact permutation test"
+            },
             robust_p: hr[k],
             robust_min: robust.min_attainable,
             prob_a_better: prob,
@@ -759,7 +838,13 @@ type Primary = (TTest, PermP, f64, Option<(usize, usize)>, Option<f64>);
 
 fn task_primary(t: &TaskResult) -> Primary {
     match (&t.paired, &t.unpaired) {
-        (Some(p), _) => (p.t, p.sign_flip, p.prob_a_better, Some((p.wins, p.losses)), Some(p.welch.p)),
+        (Some(p), _) => (
+            p.t,
+            p.sign_flip,
+            p.prob_a_better,
+            Some((p.wins, p.losses)),
+            Some(p.welch.p),
+        ),
         (None, Some(u)) => (u.welch, u.permutation, u.prob_a_better, None, None),
         (None, None) => unreachable!("analysed tasks have one design"),
     }
@@ -778,26 +863,53 @@ fn overall_verdict(tasks: &[TaskResult]) -> Verdict {
     if analysed == 0 {
         return make(Refused, format!("every one of the {m} tasks has an arm with fewer than 2 usable runs; one run proves nothing."));
     }
-    let (ab, al, bb, bl, eq) = (count(ABetter), count(ALikelyBetter), count(BBetter), count(BLikelyBetter), count(NoMeaningfulDifference));
+    let (ab, al, bb, bl, eq) = (
+        count(ABetter),
+        count(ALikelyBetter),
+        count(BBetter),
+        count(BLikelyBetter),
+        count(NoMeaningfulDifference),
+    );
     let tally = format!(
         "per task (Holm-adjusted): A better {ab}, A likely {al}, B better {bb}, B likely {bl}, no meaningful difference {eq}, inconclusive {}, refused {}",
         count(Inconclusive),
         count(Refused)
     );
     if ab > 0 && bb + bl == 0 {
-        make(ABetter, format!("A is better on {ab} of {m} tasks and B on none; {tally}."))
+        make(
+            ABetter,
+            format!("A is better on {ab} of {m} tasks and B on none; {tally}."),
+        )
     } else if bb > 0 && ab + al == 0 {
-        make(BBetter, format!("B is better on {bb} of {m} tasks and A on none; {tally}."))
+        make(
+            BBetter,
+            format!("B is better on {bb} of {m} tasks and A on none; {tally}."),
+        )
     } else if (ab + al > 0) && (bb + bl > 0) {
-        make(Inconclusive, format!("the tasks disagree: some favour A, some B; {tally}."))
+        make(
+            Inconclusive,
+            format!("the tasks disagree: some favour A, some B; {tally}."),
+        )
     } else if al > 0 {
-        make(ALikelyBetter, format!("A leans ahead on {al} of {m} tasks without a decisive result; {tally}."))
+        make(
+            ALikelyBetter,
+            format!("A leans ahead on {al} of {m} tasks without a decisive result; {tally}."),
+        )
     } else if bl > 0 {
-        make(BLikelyBetter, format!("B leans ahead on {bl} of {m} tasks without a decisive result; {tally}."))
+        make(
+            BLikelyBetter,
+            format!("B leans ahead on {bl} of {m} tasks without a decisive result; {tally}."),
+        )
     } else if eq == analysed {
-        make(NoMeaningfulDifference, format!("every analysed task is within the equivalence margin; {tally}."))
+        make(
+            NoMeaningfulDifference,
+            format!("every analysed task is within the equivalence margin; {tally}."),
+        )
     } else {
-        make(Inconclusive, format!("no task shows a clear difference; {tally}."))
+        make(
+            Inconclusive,
+            format!("no task shows a clear difference; {tally}."),
+        )
     }
 }
 
@@ -807,7 +919,9 @@ fn design_warnings(runs: &[Run], arms: &Arms, opts: &Options, multi: bool) -> Ve
     if opts.reduce == Reduction::Best {
         let mut pts: Vec<usize> = runs.iter().map(|r| r.red.points).collect();
         pts.sort_unstable();
-        out.push(warnings::best_of_n(pts.get(pts.len() / 2).copied().unwrap_or(1)));
+        out.push(warnings::best_of_n(
+            pts.get(pts.len() / 2).copied().unwrap_or(1),
+        ));
     }
     let recs: Vec<RunRecord> = runs.iter().map(|r| r.rec.clone()).collect();
     let arm_key = match &arms.key {

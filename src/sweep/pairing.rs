@@ -72,7 +72,7 @@ pub fn decide(a: &[&RunRecord], b: &[&RunRecord], by: &PairBy) -> Pairing {
         why,
     };
     let key = match by {
-        PairBy::Off => return unpaired("unpaired (--no-pair)".to_string()),
+        PairBy::Off => return unpaired("--no-pair was given".to_string()),
         PairBy::Key(k) => k.clone(),
         PairBy::Auto => {
             let all: Vec<&RunRecord> = a.iter().chain(b).copied().collect();
@@ -83,7 +83,7 @@ pub fn decide(a: &[&RunRecord], b: &[&RunRecord], by: &PairBy) -> Pairing {
                 Some(k) => k,
                 None => {
                     return unpaired(
-                        "unpaired: no seed (or split/fold) key that every run has".to_string(),
+                        "no seed (or split/fold) key that every run has".to_string(),
                     )
                 }
             }
@@ -93,10 +93,13 @@ pub fn decide(a: &[&RunRecord], b: &[&RunRecord], by: &PairBy) -> Pairing {
         let mut m = BTreeMap::new();
         for (i, r) in runs.iter().enumerate() {
             let Some(v) = key_value(r, &key) else {
-                return Err(format!("unpaired: run `{}` in arm {arm} has no `{key}`", r.name));
+                return Err(format!(
+                    "run `{}` in arm {arm} has no `{key}`",
+                    r.name
+                ));
             };
             if m.insert(v.clone(), i).is_some() {
-                return Err(format!("unpaired: {key} {v} appears twice in arm {arm}"));
+                return Err(format!("{key} {v} appears twice in arm {arm}"));
             }
         }
         Ok(m)
@@ -112,7 +115,7 @@ pub fn decide(a: &[&RunRecord], b: &[&RunRecord], by: &PairBy) -> Pairing {
     let equal = pairs.len() == ia.len() && pairs.len() == ib.len();
     if !equal && pairs.len() < MIN_COMMON_KEYS {
         return unpaired(format!(
-            "unpaired: only {} {key} value(s) shared by both arms (need all, or at least {MIN_COMMON_KEYS})",
+            "only {} {key} value(s) shared by both arms (need all, or at least {MIN_COMMON_KEYS})",
             pairs.len()
         ));
     }
@@ -128,7 +131,10 @@ pub fn decide(a: &[&RunRecord], b: &[&RunRecord], by: &PairBy) -> Pairing {
         }
     }
     let why = if equal {
-        format!("paired by {key}: both arms have the same {} values", pairs.len())
+        format!(
+            "paired by {key}: both arms have the same {} values",
+            pairs.len()
+        )
     } else {
         format!(
             "paired by {key} on the {} shared values; {} run(s) without a partner left out",

@@ -122,9 +122,12 @@ pub fn unpaired(
         mde: unpaired_mde(sa, sb, na, nb, alpha),
         mde_conservative: unpaired_mde(ua, ub, na, nb, alpha),
         seeds_for_observed: seeds_needed(observed, |m| unpaired_mde(sa, sb, m, m, alpha)),
-        seeds_for_observed_conservative: seeds_needed(observed, |m| unpaired_mde(ua, ub, m, m, alpha)),
+        seeds_for_observed_conservative: seeds_needed(observed, |m| {
+            unpaired_mde(ua, ub, m, m, alpha)
+        }),
         target,
-        seeds_for_target: target.and_then(|t| seeds_needed(t, |m| unpaired_mde(sa, sb, m, m, alpha))),
+        seeds_for_target: target
+            .and_then(|t| seeds_needed(t, |m| unpaired_mde(sa, sb, m, m, alpha))),
         unit: "runs per arm",
     }
 }
@@ -134,7 +137,10 @@ mod tests {
     use super::*;
 
     fn close(got: f64, want: f64) {
-        assert!((got - want).abs() <= 1e-7 * want.abs(), "got {got}, want {want}");
+        assert!(
+            (got - want).abs() <= 1e-7 * want.abs(),
+            "got {got}, want {want}"
+        );
     }
 
     #[test]
@@ -144,10 +150,16 @@ mod tests {
         //   = (2.7764451051977934 + 0.9409645772351816) * 0.0509901951359 = 0.18955007...
         let sd = 0.11401754250991382;
         let p = paired(sd, 5, 0.84, None, 0.05);
-        close(p.mde, (2.7764451051977934 + 0.9409645772351816) * sd / 5f64.sqrt());
+        close(
+            p.mde,
+            (2.7764451051977934 + 0.9409645772351816) * sd / 5f64.sqrt(),
+        );
         // Upper bound: sd * sqrt(4 / scipy.stats.chi2.ppf(0.2, 4)), chi2.ppf(0.2, 4) = 1.648776618065969
         close(sigma_upper(sd, 5), sd * (4.0 / 1.648776618065969f64).sqrt());
-        close(p.mde_conservative, (2.7764451051977934 + 0.9409645772351816) * sigma_upper(sd, 5) / 5f64.sqrt());
+        close(
+            p.mde_conservative,
+            (2.7764451051977934 + 0.9409645772351816) * sigma_upper(sd, 5) / 5f64.sqrt(),
+        );
         // The observed 0.84 is far above the MDE at n = 2: (t.ppf(.975,1)+t.ppf(.8,1))*sd/sqrt(2)
         // = (12.706204736174698 + 1.3763819204711734) * 0.0806 = 1.135 > 0.84, so 3 pairs.
         assert_eq!(p.seeds_for_observed, Some(3));

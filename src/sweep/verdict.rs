@@ -154,7 +154,11 @@ pub fn decide(e: &Evidence) -> Verdict {
     } else {
         "runs per arm"
     };
-    let unit_one = if e.paired { "paired seed" } else { "run per arm" };
+    let unit_one = if e.paired {
+        "paired seed"
+    } else {
+        "run per arm"
+    };
 
     if let Some(t) = e.tost.filter(|t| t.equivalent) {
         return Verdict::new(
@@ -222,7 +226,7 @@ pub fn decide(e: &Evidence) -> Verdict {
         };
         let mut reason = if strong {
             format!(
-                "the {}{} is decisive ({}){wins}, but ",
+                "the {}{} is significant ({}){wins}, but ",
                 e.adjusted,
                 e.primary,
                 p_eq(e.primary_p)
@@ -244,7 +248,11 @@ pub fn decide(e: &Evidence) -> Verdict {
                 unit,
                 num(e.alpha),
                 need.saturating_sub(e.n),
-                if need.saturating_sub(e.n) == 1 { unit_one } else { unit },
+                if need.saturating_sub(e.n) == 1 {
+                    unit_one
+                } else {
+                    unit
+                },
                 crate::sweep::numbers::pval(min),
                 win
             ));

@@ -64,7 +64,11 @@ pub fn seed_lottery(better: (&str, &[f64]), worse: (&str, &[f64])) -> Option<War
     let (wlo, whi) = min_max(wx);
     let overlap = (bhi.min(whi) - blo.max(wlo)).max(0.0);
     let narrower = (bhi - blo).min(whi - wlo);
-    let share = if narrower > 0.0 { overlap / narrower } else { 0.0 };
+    let share = if narrower > 0.0 {
+        overlap / narrower
+    } else {
+        0.0
+    };
     if best_w > mean_b {
         Some(Warning::new(
             "seed-lottery",
@@ -89,5 +93,7 @@ pub fn seed_lottery(better: (&str, &[f64]), worse: (&str, &[f64])) -> Option<War
 
 fn min_max(x: &[f64]) -> (f64, f64) {
     x.iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| (lo.min(*v), hi.max(*v)))
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(*v), hi.max(*v))
+        })
 }
