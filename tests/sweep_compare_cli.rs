@@ -25,7 +25,11 @@ fn run(args: &[&str]) -> (i32, String, String) {
 #[test]
 fn gate_passes_only_when_a_is_better() {
     let dir = tempfile::tempdir().unwrap();
-    write_runs(dir.path(), "val/acc", &paired("new", &STRONG_A, "baseline", &STRONG_B, None));
+    write_runs(
+        dir.path(),
+        "val/acc",
+        &paired("new", &STRONG_A, "baseline", &STRONG_B, None),
+    );
     let d = dir.path().to_str().unwrap();
     let (code, out, _) = run(&[d, "--gate"]);
     assert!(out.contains("VERDICT: A BETTER"), "{out}");
@@ -42,7 +46,11 @@ fn gate_passes_only_when_a_is_better() {
 #[test]
 fn underpowered_result_fails_the_gate() {
     let dir = tempfile::tempdir().unwrap();
-    write_runs(dir.path(), "val/acc", &paired("new", &STRONG_A[..5], "baseline", &STRONG_B[..5], None));
+    write_runs(
+        dir.path(),
+        "val/acc",
+        &paired("new", &STRONG_A[..5], "baseline", &STRONG_B[..5], None),
+    );
     let (code, out, _) = run(&[dir.path().to_str().unwrap(), "--gate"]);
     assert!(out.contains("A LIKELY BETTER"), "{out}");
     assert_eq!(code, 1);
@@ -51,18 +59,38 @@ fn underpowered_result_fails_the_gate() {
 #[test]
 fn a_run_missing_the_metric_is_an_input_error_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
-    write_runs(dir.path(), "val/acc", &paired("new", &STRONG_A[..3], "baseline", &STRONG_B[..3], None));
-    write_runs(dir.path(), "train/loss", &[Spec { group: "new", seed: Some(9), task: None, value: 0.1 }]);
+    write_runs(
+        dir.path(),
+        "val/acc",
+        &paired("new", &STRONG_A[..3], "baseline", &STRONG_B[..3], None),
+    );
+    write_runs(
+        dir.path(),
+        "train/loss",
+        &[Spec {
+            group: "new",
+            seed: Some(9),
+            task: None,
+            value: 0.1,
+        }],
+    );
     let (code, out, err) = run(&[dir.path().to_str().unwrap(), "--metric", "val/acc"]);
     assert_eq!(code, 2, "{out}{err}");
     assert!(out.is_empty(), "nothing half written: {out}");
-    assert!(err.contains("new-s9.json") && err.contains("no metric `val/acc`"), "{err}");
+    assert!(
+        err.contains("new-s9.json") && err.contains("no metric `val/acc`"),
+        "{err}"
+    );
 }
 
 #[test]
 fn bad_flags_are_usage_errors() {
     let dir = tempfile::tempdir().unwrap();
-    write_runs(dir.path(), "val/acc", &paired("new", &STRONG_A[..3], "baseline", &STRONG_B[..3], None));
+    write_runs(
+        dir.path(),
+        "val/acc",
+        &paired("new", &STRONG_A[..3], "baseline", &STRONG_B[..3], None),
+    );
     let d = dir.path().to_str().unwrap();
     for args in [
         vec![d, "--alpha", "0.7"],
@@ -80,7 +108,12 @@ fn bad_flags_are_usage_errors() {
 fn json_carries_every_input_and_number() {
     let dir = tempfile::tempdir().unwrap();
     let mut specs = paired("new", &STRONG_A[..4], "baseline", &STRONG_B[..4], None);
-    specs.push(Spec { group: "new", seed: Some(7), task: None, value: f64::NAN });
+    specs.push(Spec {
+        group: "new",
+        seed: Some(7),
+        task: None,
+        value: f64::NAN,
+    });
     write_runs(dir.path(), "val/acc", &specs);
     for flags in [vec!["--json"], vec!["--format", "json"]] {
         let mut args = vec![dir.path().to_str().unwrap()];
@@ -113,7 +146,11 @@ fn json_carries_every_input_and_number() {
 #[test]
 fn markdown_and_plot() {
     let dir = tempfile::tempdir().unwrap();
-    write_runs(dir.path(), "val/acc", &paired("new", &STRONG_A[..5], "baseline", &STRONG_B[..5], None));
+    write_runs(
+        dir.path(),
+        "val/acc",
+        &paired("new", &STRONG_A[..5], "baseline", &STRONG_B[..5], None),
+    );
     let svg = dir.path().join("cmp.svg");
     let (code, out, err) = run(&[
         dir.path().to_str().unwrap(),
@@ -127,7 +164,11 @@ fn markdown_and_plot() {
     assert!(out.contains("| arm | name | n |"), "{out}");
     assert!(out.contains("**VERDICT: A LIKELY BETTER"), "{out}");
     let text = std::fs::read_to_string(&svg).unwrap();
-    assert!(text.starts_with("<svg") && text.contains("A − B with 95% CI"), "{}", &text[..200]);
+    assert!(
+        text.starts_with("<svg") && text.contains("A − B with 95% CI"),
+        "{}",
+        &text[..200]
+    );
     // Five seed lines joined A to B, five A points, five B points at least.
     assert!(text.matches("<circle").count() >= 15);
 }
