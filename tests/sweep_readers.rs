@@ -635,3 +635,86 @@ fn thousands_of_files_keep_their_order() {
         assert_eq!(r.name, format!("r{i:04}"));
     }
 }
+
+/// An offline W&B run, as wandb 0.31.0 wrote it (`pip install wandb` in a throwaway
+/// virtualenv; `tests/fixtures/sweep/wandb-offline/`, 3.1 KB; its `logs/`, `tmp/` and
+/// `files/requirements.txt` removed). An offline run has no `wandb-summary.json`: everything is
+/// in the binary `run-<id>.wandb`. Written by:
+///
+/// ```python
+/// run = wandb.init(mode="offline", project="p", group="adamw", name="bright-sun-1",
+///                  config={"seed": 3, "lr": 1e-3, "optimizer": {"name": "adamw", "betas": [0.9, 0.999]}})
+/// for step in range(4):
+///     run.log({"loss": 2.0 / (step + 1), "val/acc": 0.5 + step / 8, "phase": "train"}, step=step * 10)
+/// run.log({"loss": float("nan")}, step=40)
+/// run.summary["best_acc"] = 0.875
+/// run.finish()
+/// ```
+#[test]
+fn an_offline_run_written_by_wandb() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sweep/wandb-offline");
+    let r = one(&dir);
+    assert_eq!(r.name, "bright-sun-1");
+    assert_eq!(r.group.as_deref(), Some("adamw"));
+    assert_eq!(r.seed.as_deref(), Some("3"));
+    assert_eq!(r.config["lr"], json!(0.001));
+    assert_eq!(r.config["optimizer.name"], json!("adamw"));
+    assert!(!r.config.keys().any(|k| k.starts_with('_')));
+    assert_eq!(
+        r.history["val/acc"],
+        [(0.0, 0.5), (10.0, 0.625), (20.0, 0.75), (30.0, 0.875)]
+    );
+    let loss = &r.history["loss"];
+    assert_eq!(
+        loss[..4],
+        [(0.0, 2.0), (10.0, 1.0), (20.0, 2.0 / 3.0), (30.0, 0.5)]
+    );
+    assert!(loss[4].0 == 40.0 && loss[4].1.is_nan());
+    assert!(r.metrics["loss"].is_nan());
+    assert_eq!(r.metrics["best_acc"], 0.875);
+    assert!(!r.history.contains_key("phase") && !r.metrics.contains_key("_step"));
+    // The log file named directly.
+    let log = std::fs::read_dir(dir.join("offline-run-20261121_061247-f6n2mr1x"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "wandb"))
+        .unwrap();
+    assert_eq!(one(&log).name, "bright-sun-1");
+}
+
+#[test]
+fn wandb_log_records_split_across_blocks() {
+    let t = tempfile::tempdir().unwrap();
+    let mut records = vec![wandb_run_record(
+        "xyz",
+        "big-run",
+        "B",
+        &[
+            ("seed", "9"),
+            ("notes", &format!("\"{}\"", "n".repeat(70_000))),
+        ],
+    )];
+    for step in 0..2000u64 {
+        records.push(wandb_history_record(
+            step,
+            &[
+                ("_step", &step.to_string()),
+                ("loss", &format!("{}", 1.0 / (step + 1) as f64)),
+            ],
+        ));
+    }
+    let dir = t.path().join("wandb/run-20240101_000000-xyz");
+    write(&dir, "run-xyz.wandb", wandb_log(&records));
+    let r = one(t.path());
+    assert_eq!(
+        (r.name.as_str(), r.group.as_deref(), r.seed.as_deref()),
+        ("big-run", Some("B"), Some("9"))
+    );
+    assert_eq!(
+        r.config["notes"].as_str().unwrap().len(),
+        70_000,
+        "a record over two blocks"
+    );
+    assert_eq!(r.history["loss"].len(), 2000);
+    assert_eq!(r.metrics["loss"], 1.0 / 2000.0);
+}

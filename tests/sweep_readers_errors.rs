@@ -404,3 +404,39 @@ fn a_bad_file_among_many_is_reported_not_skipped() {
         ),
     );
 }
+
+#[test]
+fn broken_wandb_logs_name_the_byte_offset() {
+    let t = tempfile::tempdir().unwrap();
+    let records = [
+        wandb_history_record(0, &[("loss", "1.0")]),
+        wandb_history_record(1, &[("loss", "0.5")]),
+    ];
+    let good = wandb_log(&records);
+    let second = 7 + 7 + records[0].len();
+    let mut bad = good.clone();
+    bad[second + 7 + 2] ^= 0x10;
+    let p = write(t.path(), "run-20240101_000000-a/run-a.wandb", &bad);
+    assert_starts(
+        &error_for(&p),
+        format!("{}: record at byte {second}: bad CRC", p.display()),
+    );
+    let p = write(
+        t.path(),
+        "run-20240101_000000-b/run-b.wandb",
+        &good[..good.len() - 3],
+    );
+    assert_starts(
+        &error_for(p.parent().unwrap()),
+        format!("{}: record at byte {second}: truncated record", p.display()),
+    );
+    let p = write(
+        t.path(),
+        "run-20240101_000000-c/run-c.wandb",
+        b"not a wandb log",
+    );
+    assert_starts(
+        &error_for(&p),
+        format!("{}: byte 0: not a W&B run log", p.display()),
+    );
+}

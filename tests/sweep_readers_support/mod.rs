@@ -32,7 +32,7 @@ pub fn crc32c_bitwise(data: &[u8]) -> u32 {
 
 pub fn masked_crc(data: &[u8]) -> u32 {
     let c = crc32c_bitwise(data);
-    ((c >> 15) | (c << 17)).wrapping_add(0xa282_ead8)
+    c.rotate_right(15).wrapping_add(0xa282_ead8)
 }
 
 /// One TFRecord: length, masked CRC of the length, data, masked CRC of the data.
@@ -156,3 +156,96 @@ CREATE TABLE tags (
     key VARCHAR(250) NOT NULL, value VARCHAR(8000), run_uuid VARCHAR(32) NOT NULL,
     PRIMARY KEY (key, run_uuid));
 ";
+
+/// CRC-32 (zlib), one bit at a time.
+pub fn crc32_bitwise(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// A W&B `.wandb` run log holding `records` (serialized `Record` protos), framed as LevelDB-log
+/// blocks of 32 KiB after the 7-byte `:W&B` header, records split across blocks as needed.
+pub fn wandb_log(records: &[Vec<u8>]) -> Vec<u8> {
+    const BLOCK: usize = 32 * 1024;
+    let mut out = b":W&B\xe1\xbe\x00".to_vec();
+    for r in records {
+        let mut rest = &r[..];
+        let mut first = true;
+        loop {
+            let left = BLOCK - out.len() % BLOCK;
+            if left < 7 {
+                out.resize(out.len() + left, 0);
+                continue;
+            }
+            let room = left - 7;
+            let n = rest.len().min(room);
+            let last = n == rest.len();
+            let kind: u8 = match (first, last) {
+                (true, true) => 1,
+                (true, false) => 2,
+                (false, false) => 3,
+                (false, true) => 4,
+            };
+            let mut typed = vec![kind];
+            typed.extend_from_slice(&rest[..n]);
+            out.extend_from_slice(&crc32_bitwise(&typed).to_le_bytes());
+            out.extend_from_slice(&(n as u16).to_le_bytes());
+            out.push(kind);
+            out.extend_from_slice(&rest[..n]);
+            rest = &rest[n..];
+            first = false;
+            if last {
+                break;
+            }
+        }
+    }
+    out
+}
+
+fn item(key: &str, value_json: &str) -> Vec<u8> {
+    let mut i = Vec::new();
+    bytes_field(2, key.as_bytes(), &mut i);
+    bytes_field(16, value_json.as_bytes(), &mut i);
+    i
+}
+
+/// `Record{history{item{nested_key, value_json}…, step{num}}}`.
+pub fn wandb_history_record(step: u64, items: &[(&str, &str)]) -> Vec<u8> {
+    let mut h = Vec::new();
+    for (k, v) in items {
+        bytes_field(1, &item(k, v), &mut h);
+    }
+    let mut s = Vec::new();
+    key(1, 0, &mut s);
+    varint(step, &mut s);
+    bytes_field(2, &s, &mut h);
+    let mut r = Vec::new();
+    bytes_field(2, &h, &mut r);
+    r
+}
+
+/// `Record{run{run_id, config{update…}, run_group, display_name}}`.
+pub fn wandb_run_record(id: &str, name: &str, group: &str, config: &[(&str, &str)]) -> Vec<u8> {
+    let mut c = Vec::new();
+    for (k, v) in config {
+        bytes_field(1, &item(k, v), &mut c);
+    }
+    let mut run = Vec::new();
+    bytes_field(1, id.as_bytes(), &mut run);
+    bytes_field(4, &c, &mut run);
+    bytes_field(6, group.as_bytes(), &mut run);
+    bytes_field(8, name.as_bytes(), &mut run);
+    let mut r = Vec::new();
+    bytes_field(17, &run, &mut r);
+    r
+}

@@ -62,7 +62,7 @@ pub fn crc32c(data: &[u8]) -> u32 {
 /// The masked CRC-32C stored in TFRecord framing.
 pub fn masked_crc32c(data: &[u8]) -> u32 {
     let crc = crc32c(data);
-    ((crc >> 15) | (crc << 17)).wrapping_add(MASK_DELTA)
+    crc.rotate_right(15).wrapping_add(MASK_DELTA)
 }
 
 #[cfg(test)]

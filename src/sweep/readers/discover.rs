@@ -21,7 +21,7 @@ pub enum Source {
     },
     /// Lightning `CSVLogger` `metrics.csv` (with `hparams.yaml` beside it).
     Csv(PathBuf),
-    /// A W&B run directory (`run-…` / `offline-run-…`, with `files/`).
+    /// A W&B run directory (`run-…` / `offline-run-…`, with `files/` or `run-<id>.wandb`).
     WandbDir(PathBuf),
     /// An MLflow file-store run directory (`meta.yaml` and `metrics/`).
     MlflowRun(PathBuf),
@@ -136,6 +136,9 @@ fn classify_file(p: &Path) -> Result<Source> {
             parts: vec![(None, vec![p.to_path_buf()])],
         });
     }
+    if name.starts_with("run-") && name.ends_with(".wandb") {
+        return Ok(Source::WandbDir(parent.to_path_buf()));
+    }
     if name == "wandb-summary.json" && parent.file_name().is_some_and(|n| n == "files") {
         if let Some(run_dir) = parent.parent() {
             return Ok(Source::WandbDir(run_dir.to_path_buf()));
@@ -190,11 +193,16 @@ fn looks_like_jsonl(head: &[u8]) -> bool {
     serde_json::from_slice::<serde::de::IgnoredAny>(first).is_ok()
 }
 
+/// `run-<date>_<time>-<id>/` or `offline-run-…/`, with `files/` or the `run-<id>.wandb` log.
 fn is_wandb_run_dir(dir: &Path) -> bool {
-    dir.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("run-") || n.starts_with("offline-run-"))
-        && dir.join("files").is_dir()
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
+        return false;
+    };
+    if !(name.starts_with("run-") || name.starts_with("offline-run-")) {
+        return false;
+    }
+    let id = name.rsplit_once('-').map_or(name, |(_, id)| id);
+    dir.join("files").is_dir() || dir.join(format!("run-{id}.wandb")).is_file()
 }
 
 fn is_mlflow_run_dir(dir: &Path) -> bool {

@@ -11,6 +11,7 @@
 //! paths, then of the sorted directory walk, whatever the threads do.
 
 mod cells;
+mod crc32;
 mod crc32c;
 mod discover;
 mod identity;
@@ -24,6 +25,7 @@ mod run_object;
 mod series;
 mod tfevents;
 mod wandb_dir;
+mod wandb_log;
 mod yaml;
 
 pub use discover::{Job, Source, TRIED};

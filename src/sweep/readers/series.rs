@@ -13,6 +13,9 @@ pub const IDENTITY_KEYS: [&str; 10] = [
     "run", "run_id", "id", "name", "group", "method", "seed", "task", "env", "dataset",
 ];
 
+/// Last value per metric, and each metric's (step, value) history in step order.
+pub type Finished = (BTreeMap<String, f64>, BTreeMap<String, Vec<(f64, f64)>>);
+
 /// Per-metric (step, value) points, plus a note of non-numeric values so that a key that holds
 /// numbers in one row and text in another is reported instead of silently half-read.
 #[derive(Debug, Default)]
@@ -59,7 +62,7 @@ impl Series {
 
     /// The series in step order (stable: equal steps keep their logging order) and the value at
     /// the last step of each.
-    pub fn finish(self) -> (BTreeMap<String, f64>, BTreeMap<String, Vec<(f64, f64)>>) {
+    pub fn finish(self) -> Finished {
         let mut last = BTreeMap::new();
         let mut history = self.points;
         for (k, pts) in history.iter_mut() {

@@ -1,6 +1,8 @@
-//! A local W&B run directory (`wandb/run-<date>_<time>-<id>/`, `offline-run-…`): the last value
-//! per key from `files/wandb-summary.json`, the config from `files/config.yaml` (each key maps to
-//! `{value: …}`), and history rows from `files/wandb-history.jsonl` when an older SDK wrote one.
+//! A local W&B run directory (`wandb/run-<date>_<time>-<id>/`, `offline-run-…`): the binary run
+//! log `run-<id>.wandb` (history, config, summary, group and name; the only record an offline
+//! run has), then, where present, the last value per key from `files/wandb-summary.json`, the
+//! config from `files/config.yaml` (each key maps to `{value: …}`), and history rows from
+//! `files/wandb-history.jsonl`, which SDKs before 2020 wrote.
 
 use super::cells::{json_error, sanitize_nonfinite};
 use super::identity::{flatten_into, seed_from_config, seed_from_name, task_from_config};
@@ -10,7 +12,6 @@ use super::{read_file, yaml, Found};
 use crate::sweep::record::RunRecord;
 use crate::{Error, Result};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Config keys W&B adds for itself.
@@ -22,6 +23,12 @@ pub fn read(dir: &Path) -> Result<Found> {
     let history_path = files.join("wandb-history.jsonl");
     let config_path = files.join("config.yaml");
 
+    let log_path = run_log(dir)?;
+    let log = match &log_path {
+        Some(p) => Some(super::wandb_log::read(p, &read_file(p)?)?),
+        None => None,
+    };
+
     let summary = if summary_path.is_file() {
         let bytes = read_file(&summary_path)?;
         let map: Map<String, Value> = serde_json::from_slice(&sanitize_nonfinite(&bytes))
@@ -30,20 +37,21 @@ pub fn read(dir: &Path) -> Result<Found> {
     } else {
         None
     };
-    let history = if history_path.is_file() {
-        Some(read_history(&history_path)?)
-    } else {
-        None
+    let history = match &log {
+        Some(l) if !l.history.is_empty() => None,
+        _ if history_path.is_file() => Some(read_history(&history_path)?),
+        _ => None,
     };
-    if summary.is_none() && history.is_none() {
+    if summary.is_none() && history.is_none() && log.is_none() {
         return Ok(Found::NotARun(
-            "a W&B run directory without files/wandb-summary.json (the run may have stopped \
-             before its first log, or still be running)"
+            "a W&B run directory with neither a run-<id>.wandb log nor \
+             files/wandb-summary.json (the run may have stopped before its first log)"
                 .into(),
         ));
     }
+    let log = log.unwrap_or_default();
 
-    let mut config = BTreeMap::new();
+    let mut config = log.config;
     if config_path.is_file() {
         let doc = yaml::parse(&config_path, &read_file(&config_path)?)?;
         let Value::Object(top) = doc else {
@@ -69,11 +77,13 @@ pub fn read(dir: &Path) -> Result<Found> {
 
     let dir_name = super::identity::file_name(dir);
     // run-20240101_120000-<id>: the id is what the W&B UI and API call the run.
-    let name = dir_name
+    let id = dir_name
         .rsplit_once('-')
         .map_or(dir_name.as_str(), |(_, id)| id)
         .to_string();
-    let (mut metrics, history) = history.map(Series::finish).unwrap_or_default();
+    let name = log.display_name.or(log.run_id).unwrap_or(id);
+    let (mut metrics, history) = history.unwrap_or(log.history).finish();
+    metrics.extend(log.summary);
     metrics.extend(summary.unwrap_or_default());
     let seed = seed_from_config(&config).or_else(|| {
         dir.ancestors()
@@ -84,7 +94,7 @@ pub fn read(dir: &Path) -> Result<Found> {
     });
     Ok(Found::Runs(vec![RunRecord {
         name,
-        group: None,
+        group: log.group,
         seed,
         task: task_from_config(&config),
         config,
@@ -93,6 +103,18 @@ pub fn read(dir: &Path) -> Result<Found> {
         source: dir.to_path_buf(),
         place: String::new(),
     }]))
+}
+
+/// The run's binary log, `run-<id>.wandb`, if there is one.
+fn run_log(dir: &Path) -> Result<Option<std::path::PathBuf>> {
+    let entries = std::fs::read_dir(dir)
+        .map_err(|e| Error::usage(format!("{}: cannot read: {e}", dir.display())))?;
+    let mut logs: Vec<_> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "wandb") && p.is_file())
+        .collect();
+    logs.sort();
+    Ok(logs.pop())
 }
 
 fn read_history(path: &Path) -> Result<Series> {
