@@ -26,7 +26,7 @@ pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
                     .map(|d| dir_run_name(d, root))
                     .unwrap_or_else(|| file_stem(path))
             } else {
-                file_stem(path)
+                walked_name(path, root)
             };
             Ok(Found::Runs(vec![run.into_record(
                 path,
@@ -40,7 +40,7 @@ pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
                     "a JSON list, but not {JSON_SHAPES}"
                 )));
             }
-            let stem = file_stem(path);
+            let stem = walked_name(path, root);
             let mut out = Vec::with_capacity(runs.len());
             for (i, run) in runs.into_iter().enumerate() {
                 let place = format!("item {}", i + 1);
@@ -55,5 +55,14 @@ pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
             }
             Ok(Found::Runs(out))
         }
+    }
+}
+
+/// A run file's name for a run that names itself nowhere: its path below the directory the user
+/// named, without the extension (`seed1/run`), or its stem when named directly.
+fn walked_name(path: &Path, root: Option<&Path>) -> String {
+    match root.and_then(|r| path.strip_prefix(r).ok()) {
+        Some(rel) => rel.with_extension("").to_string_lossy().into_owned(),
+        None => file_stem(path),
     }
 }
