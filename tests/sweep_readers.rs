@@ -718,3 +718,29 @@ fn wandb_log_records_split_across_blocks() {
     assert_eq!(r.history["loss"].len(), 2000);
     assert_eq!(r.metrics["loss"], 1.0 / 2000.0);
 }
+
+/// A run logged by tensorboardX 2.6.5 with `add_hparams`, which writes the hyperparameters
+/// (and the metric values given to it) into a sub-directory of the run
+/// (`tests/fixtures/sweep/tensorboardx-hparams/`, 0.6 KB). Written by:
+///
+/// ```python
+/// w = SummaryWriter(logdir="runs/lr0.1_seed2", filename_suffix=".fixture")
+/// for i, v in enumerate([1.0, 0.5]):
+///     w.add_scalar("loss", v, global_step=i, walltime=1700000000 + i)
+/// w.add_hparams({"lr": 0.1, "seed": 2, "optimizer": "sgd", "nesterov": True},
+///               {"hparam/final_loss": 0.5}, name="hp", global_step=1)
+/// ```
+#[test]
+fn tensorboard_hparams_become_the_config_of_one_run() {
+    let dir =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/sweep/tensorboardx-hparams");
+    let r = one(&dir);
+    assert_eq!(r.name, "lr0.1_seed2");
+    assert_eq!(r.config["lr"], json!(0.1));
+    assert_eq!(r.config["seed"], json!(2));
+    assert_eq!(r.config["optimizer"], json!("sgd"));
+    assert_eq!(r.config["nesterov"], json!(true));
+    assert_eq!(r.seed.as_deref(), Some("2"));
+    assert_eq!(r.history["loss"], [(0.0, 1.0), (1.0, 0.5)]);
+    assert_eq!(r.metrics["hparam/final_loss"], 0.5);
+}

@@ -292,33 +292,51 @@ fn walk(dir: &Path, skip_trainer_state: bool, out: &mut Vec<Source>) -> std::io:
             && newest_checkpoint.as_deref() != Some(name.as_str());
         let before = out.len();
         walk(path, skip_state, out)?;
-        if SPLIT_DIRS.contains(&name.as_str()) {
-            merge_split(dir, name, before, out);
-        }
+        merge_child(dir, name, before, out);
     }
     Ok(())
 }
 
-/// Folds the event files of a split sub-directory (`run/train/`) into the run above it, with the
-/// split's name as the tag prefix.
-fn merge_split(dir: &Path, split: &str, from: usize, out: &mut Vec<Source>) {
-    let pos = out[from..].iter().position(
-        |s| matches!(s, Source::TfEvents { dir: d, parts } if d.parent() == Some(dir) && parts.len() == 1 && parts[0].0.is_none()),
-    );
-    let Some(pos) = pos else { return };
+/// Folds the event files of a sub-directory into the run above it: a split (`run/train/`),
+/// whose name becomes the tag prefix, or any sub-directory of a directory that has event files
+/// of its own (PyTorch's `add_hparams` writes its hyperparameters into `run/<timestamp>/`).
+fn merge_child(dir: &Path, name: &str, from: usize, out: &mut Vec<Source>) {
+    let child = dir.join(name);
+    let parent_has_events = out[..from]
+        .iter()
+        .any(|s| matches!(s, Source::TfEvents { dir: d, .. } if d == dir));
+    let prefix = if SPLIT_DIRS.contains(&name) {
+        Some(name.to_string())
+    } else if parent_has_events {
+        None
+    } else {
+        return;
+    };
+    let Some(pos) = out[from..]
+        .iter()
+        .position(|s| matches!(s, Source::TfEvents { dir: d, .. } if *d == child))
+    else {
+        return;
+    };
     let Source::TfEvents { parts, .. } = out.remove(from + pos) else {
         unreachable!("matched above")
     };
-    let files = parts.into_iter().flat_map(|(_, f)| f).collect();
+    let parts = parts.into_iter().map(|(p, files)| {
+        let joined = match (&prefix, p) {
+            (Some(a), Some(b)) => Some(format!("{a}/{b}")),
+            (a, b) => a.clone().or(b),
+        };
+        (joined, files)
+    });
     let existing = out.iter_mut().find_map(|s| match s {
         Source::TfEvents { dir: d, parts } if d == dir => Some(parts),
         _ => None,
     });
     match existing {
-        Some(parts) => parts.push((Some(split.to_string()), files)),
+        Some(existing) => existing.extend(parts),
         None => out.push(Source::TfEvents {
             dir: dir.to_path_buf(),
-            parts: vec![(Some(split.to_string()), files)],
+            parts: parts.collect(),
         }),
     }
 }

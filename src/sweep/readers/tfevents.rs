@@ -3,15 +3,17 @@
 //! float/double tensors (TF2 `tf.summary.scalar`).
 //!
 //! Several event files in one run directory (restarts) are merged by (tag, step), the latest
-//! `wall_time` winning.
+//! `wall_time` winning. Hyperparameters logged through the HParams plugin (PyTorch's and
+//! tensorboardX's `add_hparams`, TF's `hparams` API) become the run's config.
 
 use super::crc32c::masked_crc32c;
-use super::identity::{dir_run_name, seed_from_name};
+use super::identity::{dir_run_name, seed_from_config, seed_from_name, task_from_config};
 use super::protobuf::{each_fixed32, each_fixed64, DecodeError, Fields, Wire};
 use super::series::Series;
 use super::{read_file, Found};
 use crate::sweep::record::RunRecord;
 use crate::{Error, Result};
+use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -29,6 +31,21 @@ const SUMMARY_VALUE: u32 = 1;
 const VALUE_TAG: u32 = 1;
 const VALUE_SIMPLE: u32 = 2;
 const VALUE_TENSOR: u32 = 8;
+const VALUE_METADATA: u32 = 9;
+/// `SummaryMetadata.plugin_data`, `PluginData.plugin_name` and `.content`.
+const METADATA_PLUGIN_DATA: u32 = 1;
+const PLUGIN_NAME: u32 = 1;
+const PLUGIN_CONTENT: u32 = 2;
+/// `HParamsPluginData.session_start_info`, `SessionStartInfo.hparams` (a map: entry key 1,
+/// value 2, a `google.protobuf.Value`).
+const HPARAMS_SESSION_START: u32 = 3;
+const SESSION_HPARAMS: u32 = 1;
+const MAP_KEY: u32 = 1;
+const MAP_VALUE: u32 = 2;
+/// `google.protobuf.Value` kinds.
+const PB_NUMBER: u32 = 2;
+const PB_STRING: u32 = 3;
+const PB_BOOL: u32 = 4;
 /// `TensorProto` fields.
 const TENSOR_DTYPE: u32 = 1;
 const TENSOR_SHAPE: u32 = 2;
@@ -57,9 +74,16 @@ pub fn looks_like_tfrecord(head: &[u8]) -> bool {
         && masked_crc32c(&head[..8]) == u32::from_le_bytes(head[8..12].try_into().expect("4"))
 }
 
-/// Every scalar in one event file. Any framing or CRC fault is an error naming the record and
-/// its byte offset: a half-read file would silently shorten the run.
-pub fn read_events(path: &Path, bytes: &[u8], out: &mut Vec<ScalarEvent>) -> Result<()> {
+/// What the event files of one run hold.
+#[derive(Debug, Default)]
+pub struct Events {
+    pub scalars: Vec<ScalarEvent>,
+    pub hparams: BTreeMap<String, Value>,
+}
+
+/// Every scalar and hyperparameter in one event file. Any framing or CRC fault is an error
+/// naming the record and its byte offset: a half-read file would silently shorten the run.
+pub fn read_events(path: &Path, bytes: &[u8], out: &mut Events) -> Result<()> {
     let mut off = 0usize;
     let mut index = 0usize;
     while off < bytes.len() {
@@ -129,7 +153,7 @@ pub fn read_events(path: &Path, bytes: &[u8], out: &mut Vec<ScalarEvent>) -> Res
     Ok(())
 }
 
-fn decode_event(data: &[u8], out: &mut Vec<ScalarEvent>) -> Result<(), DecodeError> {
+fn decode_event(data: &[u8], out: &mut Events) -> Result<(), DecodeError> {
     let mut wall_time = 0.0;
     let mut step = 0i64;
     let mut summary = None;
@@ -148,8 +172,8 @@ fn decode_event(data: &[u8], out: &mut Vec<ScalarEvent>) -> Result<(), DecodeErr
     let mut f = Fields::new(summary);
     while let Some((n, v)) = f.next_field()? {
         if let (SUMMARY_VALUE, Wire::Bytes(b)) = (n, v) {
-            if let Some((tag, value)) = decode_value(b)? {
-                out.push(ScalarEvent {
+            if let Some((tag, value)) = decode_value(b, &mut out.hparams)? {
+                out.scalars.push(ScalarEvent {
                     tag,
                     step,
                     wall_time,
@@ -161,8 +185,12 @@ fn decode_event(data: &[u8], out: &mut Vec<ScalarEvent>) -> Result<(), DecodeErr
     Ok(())
 }
 
-/// A `Summary.Value` holding a scalar: its tag and value. Images, histograms, text are `None`.
-fn decode_value(data: &[u8]) -> Result<Option<(String, f64)>, DecodeError> {
+/// A `Summary.Value` holding a scalar: its tag and value. Images, histograms, text are `None`;
+/// HParams plugin data is added to `hparams`.
+fn decode_value(
+    data: &[u8],
+    hparams: &mut BTreeMap<String, Value>,
+) -> Result<Option<(String, f64)>, DecodeError> {
     let mut tag = None;
     let mut value = None;
     let mut f = Fields::new(data);
@@ -171,10 +199,95 @@ fn decode_value(data: &[u8]) -> Result<Option<(String, f64)>, DecodeError> {
             (VALUE_TAG, Wire::Bytes(b)) => tag = Some(String::from_utf8_lossy(b).into_owned()),
             (VALUE_SIMPLE, Wire::Fixed32(x)) => value = Some(f64::from(f32::from_bits(x))),
             (VALUE_TENSOR, Wire::Bytes(b)) => value = scalar_tensor(b)?,
+            (VALUE_METADATA, Wire::Bytes(b)) => decode_hparams_metadata(b, hparams)?,
             _ => {}
         }
     }
     Ok(tag.zip(value))
+}
+
+/// The hyperparameters in a `SummaryMetadata` of the `hparams` plugin, if it is one.
+fn decode_hparams_metadata(
+    data: &[u8],
+    hparams: &mut BTreeMap<String, Value>,
+) -> Result<(), DecodeError> {
+    let mut f = Fields::new(data);
+    while let Some((n, v)) = f.next_field()? {
+        let (METADATA_PLUGIN_DATA, Wire::Bytes(plugin)) = (n, v) else {
+            continue;
+        };
+        let mut name: &[u8] = &[];
+        let mut content: &[u8] = &[];
+        let mut p = Fields::new(plugin);
+        while let Some((k, v)) = p.next_field()? {
+            match (k, v) {
+                (PLUGIN_NAME, Wire::Bytes(b)) => name = b,
+                (PLUGIN_CONTENT, Wire::Bytes(b)) => content = b,
+                _ => {}
+            }
+        }
+        if name != b"hparams" {
+            continue;
+        }
+        for_each_bytes(content, HPARAMS_SESSION_START, |start| {
+            for_each_bytes(start, SESSION_HPARAMS, |entry| {
+                let mut key = None;
+                let mut value = Value::Null;
+                let mut e = Fields::new(entry);
+                while let Some((k, v)) = e.next_field()? {
+                    match (k, v) {
+                        (MAP_KEY, Wire::Bytes(b)) => {
+                            key = Some(String::from_utf8_lossy(b).into_owned())
+                        }
+                        (MAP_VALUE, Wire::Bytes(b)) => value = protobuf_value(b)?,
+                        _ => {}
+                    }
+                }
+                if let Some(key) = key {
+                    hparams.insert(key, value);
+                }
+                Ok(())
+            })
+        })?;
+    }
+    Ok(())
+}
+
+/// Calls `f` on every length-delimited field number `field` of a message.
+fn for_each_bytes(
+    data: &[u8],
+    field: u32,
+    mut f: impl FnMut(&[u8]) -> Result<(), DecodeError>,
+) -> Result<(), DecodeError> {
+    let mut r = Fields::new(data);
+    while let Some((n, v)) = r.next_field()? {
+        if let (true, Wire::Bytes(b)) = (n == field, v) {
+            f(b)?;
+        }
+    }
+    Ok(())
+}
+
+/// A `google.protobuf.Value` holding a number, string or boolean (others become null).
+fn protobuf_value(data: &[u8]) -> Result<Value, DecodeError> {
+    let mut out = Value::Null;
+    let mut f = Fields::new(data);
+    while let Some((n, v)) = f.next_field()? {
+        out = match (n, v) {
+            (PB_NUMBER, Wire::Fixed64(x)) => {
+                let x = f64::from_bits(x);
+                if x.fract() == 0.0 && x.abs() < 1e15 {
+                    Value::from(x as i64)
+                } else {
+                    serde_json::Number::from_f64(x).map_or(Value::Null, Value::Number)
+                }
+            }
+            (PB_STRING, Wire::Bytes(b)) => Value::String(String::from_utf8_lossy(b).into_owned()),
+            (PB_BOOL, Wire::Varint(x)) => Value::Bool(x != 0),
+            _ => continue,
+        };
+    }
+    Ok(out)
 }
 
 /// The value of a one-element float or double tensor.
@@ -234,14 +347,14 @@ pub fn read_run(
     parts: &[(Option<String>, Vec<PathBuf>)],
     root: Option<&Path>,
 ) -> Result<Found> {
-    let mut events = Vec::new();
+    let mut events = Events::default();
     for (prefix, files) in parts {
-        let start = events.len();
+        let start = events.scalars.len();
         for file in files {
             read_events(file, &read_file(file)?, &mut events)?;
         }
         if let Some(prefix) = prefix {
-            for e in &mut events[start..] {
+            for e in &mut events.scalars[start..] {
                 e.tag = format!("{prefix}/{}", e.tag);
             }
         }
@@ -251,24 +364,26 @@ pub fn read_run(
         (Some(f), 1) => f.clone(),
         _ => dir.to_path_buf(),
     };
-    if events.is_empty() {
+    if events.scalars.is_empty() {
         return Ok(Found::NotARun(
             "TensorBoard event files with no scalar summaries".into(),
         ));
     }
     let name = dir_run_name(dir, root);
-    let seed = dir
-        .ancestors()
-        .take(3)
-        .filter_map(|d| d.file_name()?.to_str())
-        .find_map(seed_from_name);
-    let (metrics, history) = merge(events).finish();
+    let config = events.hparams;
+    let seed = seed_from_config(&config).or_else(|| {
+        dir.ancestors()
+            .take(3)
+            .filter_map(|d| d.file_name()?.to_str())
+            .find_map(seed_from_name)
+    });
+    let (metrics, history) = merge(events.scalars).finish();
     Ok(Found::Runs(vec![RunRecord {
         name,
         group: None,
         seed,
-        task: None,
-        config: Default::default(),
+        task: task_from_config(&config),
+        config,
         metrics,
         history,
         source,
