@@ -744,3 +744,39 @@ fn tensorboard_hparams_become_the_config_of_one_run() {
     assert_eq!(r.history["loss"], [(0.0, 1.0), (1.0, 0.5)]);
     assert_eq!(r.metrics["hparam/final_loss"], 0.5);
 }
+
+#[test]
+fn hf_output_directory_with_its_tensorboard_copy_is_one_run() {
+    let t = tempfile::tempdir().unwrap();
+    let out = t.path().join("bert_seed_1");
+    write(
+        &out,
+        "trainer_state.json",
+        json!({"log_history": [{"step": 10, "loss": 0.7}]}).to_string(),
+    );
+    write(
+        &out,
+        "runs/Nov21_06-00-00_host/events.out.tfevents.1.host.1.0",
+        event_file(&[(1.0, 10, "train/loss", 0.7)], Encoding::Simple),
+    );
+    let runs = read(&[t.path()]);
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    assert!(runs[0].source.ends_with("trainer_state.json"));
+}
+
+#[test]
+fn lightning_tensorboard_logger_with_hparams_yaml() {
+    let t = tempfile::tempdir().unwrap();
+    let v = t.path().join("tb_logs/my_model/version_1");
+    write(
+        &v,
+        "events.out.tfevents.1.host.1.0",
+        event_file(&[(1.0, 5, "val_loss", 0.25)], Encoding::Simple),
+    );
+    write(&v, "hparams.yaml", "lr: 0.01\nseed: 12\n");
+    let r = one(&v);
+    assert_eq!(r.name, "my_model/version_1");
+    assert_eq!(r.config["lr"], json!(0.01));
+    assert_eq!(r.seed.as_deref(), Some("12"));
+    assert_eq!(r.metrics["val_loss"], 0.25);
+}

@@ -66,6 +66,10 @@ const SKIP_DIRS: [&str; 3] = ["__pycache__", "node_modules", "site-packages"];
 /// callback writes `train/` and `validation/`).
 const SPLIT_DIRS: [&str; 5] = ["train", "validation", "val", "eval", "test"];
 
+/// Where the HF Trainer writes its TensorBoard logs by default (`<output_dir>/runs/<date>_<host>`):
+/// the same run as the `trainer_state.json` beside it.
+const HF_LOGGING_DIR: &str = "runs";
+
 /// The leading bytes of every SQLite database file.
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
@@ -286,6 +290,10 @@ fn walk(dir: &Path, skip_trainer_state: bool, out: &mut Vec<Source>) -> std::io:
     }
     for (name, path, ft) in &entries {
         if !ft.is_dir() || name.starts_with('.') || SKIP_DIRS.contains(&name.as_str()) {
+            continue;
+        }
+        if has_trainer_state && name == HF_LOGGING_DIR {
+            // The HF Trainer's TensorBoard copy of the history trainer_state.json holds.
             continue;
         }
         let skip_state = checkpoint_number(name).is_some()

@@ -132,14 +132,21 @@ pub fn file_stem(path: &Path) -> String {
 }
 
 /// A run directory's name: relative to the directory the user named when there is one
-/// (`lr3e-4/seed1`), else its own name.
+/// (`lr3e-4/seed1`), else its own name; Lightning's `version_<k>` says little alone, so it keeps
+/// the logger name above it (`my_model/version_3`).
 pub fn dir_run_name(dir: &Path, root: Option<&Path>) -> String {
     if let Some(rel) = root.and_then(|r| dir.strip_prefix(r).ok()) {
         if !rel.as_os_str().is_empty() {
             return rel.to_string_lossy().into_owned();
         }
     }
-    file_name(dir)
+    let own = file_name(dir);
+    if own.starts_with("version_") {
+        if let Some(parent) = dir.parent().and_then(|p| p.file_name()) {
+            return format!("{}/{own}", parent.to_string_lossy());
+        }
+    }
+    own
 }
 
 #[cfg(test)]

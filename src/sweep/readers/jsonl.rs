@@ -86,16 +86,16 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Found> {
             let Some(metric) = scalar_text(metric) else {
                 return Err(Error::input(path, &place, "\"metric\" is not a name"));
             };
-            let Some(v) = number(value).or_else(|| value.is_null().then_some(f64::NAN)) else {
+            if value.is_null() {
+                continue;
+            }
+            let Some(v) = number(value) else {
                 return Err(Error::input(
                     path,
                     &place,
                     format_args!("value of metric {metric:?} is not a number: {value}"),
                 ));
             };
-            if value.is_null() {
-                continue;
-            }
             let step = STEP_KEYS
                 .iter()
                 .find_map(|k| row.get(*k).and_then(number))

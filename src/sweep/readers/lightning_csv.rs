@@ -73,8 +73,27 @@ pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
         return Ok(Found::NotARun("a CSV file with no numeric values".into()));
     }
 
-    let mut config = BTreeMap::new();
     let dir = path.parent().unwrap_or(Path::new("."));
+    let config = read_hparams_yaml(dir)?;
+    let name = dir_run_name(dir, root);
+    let (metrics, history) = series.finish();
+    Ok(Found::Runs(vec![RunRecord {
+        name,
+        group: None,
+        seed: seed_from_config(&config).or_else(|| seed_from_path(path)),
+        task: task_from_config(&config),
+        config,
+        metrics,
+        history,
+        source: path.to_path_buf(),
+        place: String::new(),
+    }]))
+}
+
+/// Lightning's `hparams.yaml` in a run directory (written by its CSV and TensorBoard loggers),
+/// flattened; empty when there is none.
+pub fn read_hparams_yaml(dir: &Path) -> Result<BTreeMap<String, Value>> {
+    let mut config = BTreeMap::new();
     let hparams = dir.join("hparams.yaml");
     if hparams.is_file() {
         match yaml::parse(&hparams, &read_file(&hparams)?)? {
@@ -93,30 +112,7 @@ pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
             }
         }
     }
-    let name = run_name(dir, root);
-    let (metrics, history) = series.finish();
-    Ok(Found::Runs(vec![RunRecord {
-        name,
-        group: None,
-        seed: seed_from_config(&config).or_else(|| seed_from_path(path)),
-        task: task_from_config(&config),
-        config,
-        metrics,
-        history,
-        source: path.to_path_buf(),
-        place: String::new(),
-    }]))
-}
-
-/// `<name>/version_<k>`: the version alone says little, so keep the logger name with it.
-fn run_name(dir: &Path, root: Option<&Path>) -> String {
-    let own = dir_run_name(dir, root);
-    if own.starts_with("version_") {
-        if let Some(parent) = dir.parent().and_then(|p| p.file_name()) {
-            return format!("{}/{own}", parent.to_string_lossy());
-        }
-    }
-    own
+    Ok(config)
 }
 
 /// Splits one CSV line (RFC 4180 quoting; Lightning writes no multi-line cells).

@@ -370,7 +370,9 @@ pub fn read_run(
         ));
     }
     let name = dir_run_name(dir, root);
-    let config = events.hparams;
+    // Lightning's TensorBoard logger writes hparams.yaml beside its event files.
+    let mut config = super::lightning_csv::read_hparams_yaml(dir)?;
+    config.extend(events.hparams);
     let seed = seed_from_config(&config).or_else(|| {
         dir.ancestors()
             .take(3)
