@@ -780,3 +780,23 @@ fn lightning_tensorboard_logger_with_hparams_yaml() {
     assert_eq!(r.seed.as_deref(), Some("12"));
     assert_eq!(r.metrics["val_loss"], 0.25);
 }
+
+#[test]
+fn wandb_pandas_history_fill_is_not_taken_for_divergence() {
+    let t = tempfile::tempdir().unwrap();
+    // `run.history()` rows: keys logged at other steps are NaN; the run did not diverge (its
+    // summary is finite), so those NaNs are fill. A key whose summary is NaN keeps its NaNs.
+    let p = write(
+        t.path(),
+        "dump.json",
+        r#"{"id": "r1", "summary": {"loss": 0.4, "val/acc": 0.7, "grad": NaN},
+            "history": [{"_step": 0, "loss": 0.9, "val/acc": NaN, "grad": 1.0},
+                        {"_step": 5, "loss": 0.4, "val/acc": 0.7, "grad": NaN},
+                        {"_step": 6, "loss": NaN, "val/acc": NaN, "grad": NaN}]}"#,
+    );
+    let r = one(&p);
+    assert_eq!(r.history["loss"], [(0.0, 0.9), (5.0, 0.4)]);
+    assert_eq!(r.history["val/acc"], [(5.0, 0.7)]);
+    assert_eq!(r.history["grad"].len(), 3);
+    assert!(r.history["grad"][2].1.is_nan());
+}

@@ -90,12 +90,16 @@ impl RunObject {
             .next()
             .map(|i| i.0)
             .or_else(|| task_from_config(&config));
-        let (mut metrics, history) = match (self.history, self.log_history) {
-            (Some(History(s)), _) | (None, Some(Rows(s))) => s.finish(),
-            (None, None) => Default::default(),
+        let (from_rows, (mut metrics, mut history)) = match (self.history, self.log_history) {
+            (Some(History { series, rows }), _) => (rows, series.finish()),
+            (None, Some(Rows(series))) => (true, series.finish()),
+            (None, None) => (false, Default::default()),
         };
-        if let Some(Summary(s)) = self.summary {
-            metrics.extend(s);
+        if let Some(Summary(summary)) = self.summary {
+            if from_rows {
+                drop_fill_nans(&mut history, &summary);
+            }
+            metrics.extend(summary);
         }
         if let Some(StrictMetrics(m)) = self.metrics {
             metrics.extend(m);
@@ -112,6 +116,21 @@ impl RunObject {
             place,
         }
     }
+}
+
+/// `run.history()` is a pandas frame: a key not logged at a row's step is NaN there, and
+/// `json.dumps` keeps that NaN. Where the summary's value of a key is finite the run did not end
+/// diverged, so NaN points in its rows are taken as that fill and dropped.
+fn drop_fill_nans(
+    history: &mut BTreeMap<String, Vec<(f64, f64)>>,
+    summary: &BTreeMap<String, f64>,
+) {
+    history.retain(|key, points| {
+        if summary.get(key).is_some_and(|v| v.is_finite()) {
+            points.retain(|p| !p.1.is_nan());
+        }
+        !points.is_empty()
+    });
 }
 
 /// A run's name, seed or group: a string or a number, kept as text.
@@ -198,7 +217,11 @@ impl<'de> Deserialize<'de> for Summary {
 /// `"history"`: either our `{"metric": [[step, value], ...]}` (a bare value gets its index as
 /// step), or W&B rows `[{"_step": 0, "metric": value, ...}, ...]`.
 #[derive(Debug, Default)]
-pub struct History(pub Series);
+pub struct History {
+    pub series: Series,
+    /// Whether it came as rows (a W&B dump) rather than per-metric lists.
+    pub rows: bool,
+}
 
 impl<'de> Deserialize<'de> for History {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -216,10 +239,15 @@ impl<'de> Deserialize<'de> for History {
                         series: &mut series,
                     })?;
                 }
-                Ok(History(series))
+                Ok(History {
+                    series,
+                    rows: false,
+                })
             }
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<History, A::Error> {
-                RowsVisitor.visit_seq(seq).map(|Rows(s)| History(s))
+                RowsVisitor
+                    .visit_seq(seq)
+                    .map(|Rows(series)| History { series, rows: true })
             }
         }
         d.deserialize_any(V)
