@@ -800,3 +800,12 @@ fn wandb_pandas_history_fill_is_not_taken_for_divergence() {
     assert_eq!(r.history["grad"].len(), 3);
     assert!(r.history["grad"][2].1.is_nan());
 }
+
+#[test]
+fn a_run_named_twice_is_read_once() {
+    let t = tempfile::tempdir().unwrap();
+    let a = write(t.path(), "runs/a.json", r#"{"metrics": {"m": 1}}"#);
+    write(t.path(), "runs/b.json", r#"{"metrics": {"m": 2}}"#);
+    let runs = read(&[&t.path().join("runs"), &a, &t.path().join("runs/*.json")]);
+    assert_eq!(runs.len(), 2, "{runs:#?}");
+}

@@ -109,8 +109,7 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Job>> {
             .map_err(|e| Error::usage(format!("{}: cannot read: {e}", p.display())))?;
         if meta.is_dir() {
             let mut found = Vec::new();
-            walk(p, false, &mut found)
-                .map_err(|e| Error::usage(format!("{}: cannot read: {e}", p.display())))?;
+            walk(p, false, &mut found)?;
             jobs.extend(found.into_iter().map(|source| Job {
                 source,
                 root: Some(p.clone()),
@@ -220,7 +219,7 @@ fn checkpoint_number(name: &str) -> Option<u64> {
 
 /// Walks `dir`, appending the sources found in a stable (sorted) order. `skip_trainer_state` is
 /// set for HF `checkpoint-N` directories whose `trainer_state.json` repeats the run's final one.
-fn walk(dir: &Path, skip_trainer_state: bool, out: &mut Vec<Source>) -> std::io::Result<()> {
+fn walk(dir: &Path, skip_trainer_state: bool, out: &mut Vec<Source>) -> Result<()> {
     if is_wandb_run_dir(dir) {
         out.push(Source::WandbDir(dir.to_path_buf()));
         return Ok(());
@@ -229,21 +228,8 @@ fn walk(dir: &Path, skip_trainer_state: bool, out: &mut Vec<Source>) -> std::io:
         out.push(Source::MlflowRun(dir.to_path_buf()));
         return Ok(());
     }
-    let mut entries: Vec<(String, PathBuf, fs::FileType)> = Vec::new();
-    for e in fs::read_dir(dir)? {
-        let e = e?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        let mut ft = e.file_type()?;
-        if ft.is_symlink() {
-            // Symlinked directories (W&B's `latest-run`) would read a run twice.
-            match fs::metadata(e.path()) {
-                Ok(m) if m.is_file() => ft = m.file_type(),
-                _ => continue,
-            }
-        }
-        entries.push((name, e.path(), ft));
-    }
-    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    let entries =
+        list_dir(dir).map_err(|e| Error::usage(format!("{}: cannot read: {e}", dir.display())))?;
 
     let has_trainer_state = entries
         .iter()
@@ -303,6 +289,25 @@ fn walk(dir: &Path, skip_trainer_state: bool, out: &mut Vec<Source>) -> std::io:
         merge_child(dir, name, before, out);
     }
     Ok(())
+}
+
+/// A directory's entries sorted by name, symlinks to files resolved. Symlinked directories are
+/// left out: W&B's `latest-run` would read a run twice.
+fn list_dir(dir: &Path) -> std::io::Result<Vec<(String, PathBuf, fs::FileType)>> {
+    let mut entries = Vec::new();
+    for e in fs::read_dir(dir)? {
+        let e = e?;
+        let mut ft = e.file_type()?;
+        if ft.is_symlink() {
+            match fs::metadata(e.path()) {
+                Ok(m) if m.is_file() => ft = m.file_type(),
+                _ => continue,
+            }
+        }
+        entries.push((e.file_name().to_string_lossy().into_owned(), e.path(), ft));
+    }
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries)
 }
 
 /// Folds the event files of a sub-directory into the run above it: a split (`run/train/`),

@@ -32,6 +32,7 @@ pub use discover::{Job, Source, TRIED};
 
 use crate::sweep::record::RunRecord;
 use crate::{Error, Result};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -76,14 +77,16 @@ pub fn read_paths_detailed(paths: &[PathBuf]) -> Result<ReadOutcome> {
         return Err(Error::usage("no run files given"));
     }
     let expanded = discover::expand(paths)?;
-    let jobs = discover::discover(&expanded)?;
+    let (jobs, repeats) = dedupe(discover::discover(&expanded)?);
     let results = read_all(&jobs);
     let mut out = ReadOutcome::default();
     let mut runs_per_origin = vec![0usize; expanded.len()];
-    for (job, result) in jobs.iter().zip(results) {
+    let mut runs_per_job = vec![0usize; jobs.len()];
+    for (i, (job, result)) in jobs.iter().zip(results).enumerate() {
         match result? {
             Found::Runs(runs) => {
                 runs_per_origin[job.origin] += runs.len();
+                runs_per_job[i] = runs.len();
                 out.runs.extend(runs);
             }
             Found::NotARun(reason) if job.root.is_some() => out.skipped.push(Skipped {
@@ -99,12 +102,34 @@ pub fn read_paths_detailed(paths: &[PathBuf]) -> Result<ReadOutcome> {
             }
         }
     }
+    for (origin, kept) in repeats {
+        runs_per_origin[origin] += runs_per_job[kept];
+    }
     for (origin, &n) in runs_per_origin.iter().enumerate() {
         if n == 0 {
             return Err(no_runs_error(&expanded[origin], &out.skipped));
         }
     }
     Ok(out)
+}
+
+/// Drops sources met twice (`runs/` and `runs/a.json` both on the command line), which would
+/// count a run twice. Returns the sources kept, and for each dropped one its command-line path
+/// and the index of the source kept in its place.
+fn dedupe(jobs: Vec<Job>) -> (Vec<Job>, Vec<(usize, usize)>) {
+    let mut seen: HashMap<PathBuf, usize> = HashMap::with_capacity(jobs.len());
+    let mut kept: Vec<Job> = Vec::with_capacity(jobs.len());
+    let mut repeats = Vec::new();
+    for job in jobs {
+        match seen.get(job.source.path()) {
+            Some(&k) if kept[k].source == job.source => repeats.push((job.origin, k)),
+            _ => {
+                seen.insert(job.source.path().to_path_buf(), kept.len());
+                kept.push(job);
+            }
+        }
+    }
+    (kept, repeats)
 }
 
 fn no_runs_error(dir: &Path, skipped: &[Skipped]) -> Error {
