@@ -15,7 +15,7 @@ use std::path::Path;
 
 /// Every key a run object may have; all optional, unknown keys ignored.
 #[derive(Debug, Default, Deserialize)]
-#[serde(default)]
+#[serde(default, expecting = "a run object")]
 pub struct RunObject {
     pub run_id: Option<Ident>,
     pub id: Option<Ident>,
@@ -27,7 +27,7 @@ pub struct RunObject {
     pub task: Option<Ident>,
     pub env: Option<Ident>,
     pub dataset: Option<Ident>,
-    pub config: Option<Map<String, Value>>,
+    pub config: Option<Config>,
     /// Our format: final values; every value must be a number.
     pub metrics: Option<StrictMetrics>,
     /// W&B summary: numbers are kept, media and text are skipped.
@@ -56,7 +56,7 @@ impl RunObject {
     /// The record, with `fallback_name` used when the object names no run.
     pub fn into_record(self, path: &Path, place: String, fallback_name: String) -> RunRecord {
         let is_trainer_state = self.log_history.is_some();
-        let mut config = self.config.map(flatten).unwrap_or_default();
+        let mut config = self.config.map(|c| flatten(c.0)).unwrap_or_default();
         if is_trainer_state {
             for (k, v) in [
                 ("global_step", self.global_step),
@@ -146,6 +146,26 @@ impl<'de> Deserialize<'de> for Ident {
     }
 }
 
+/// `"config": {...}`: an object, whatever it holds.
+#[derive(Debug, Default)]
+pub struct Config(pub Map<String, Value>);
+
+impl<'de> Deserialize<'de> for Config {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Config;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"config\" to be an object of settings")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Config, A::Error> {
+                Map::deserialize(de::value::MapAccessDeserializer::new(map)).map(Config)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// `"metrics": {"val_loss": 0.31}`: every value a number (or null, which is skipped).
 #[derive(Debug, Default)]
 pub struct StrictMetrics(pub BTreeMap<String, f64>);
@@ -210,7 +230,17 @@ fn summary_value(key: String, v: Value, out: &mut BTreeMap<String, f64>) {
 
 impl<'de> Deserialize<'de> for Summary {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        Ok(Summary::from_map(Map::deserialize(d)?))
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Summary;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("\"summary\" to be an object of metric names to values")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Summary, A::Error> {
+                Map::deserialize(de::value::MapAccessDeserializer::new(map)).map(Summary::from_map)
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 
