@@ -809,3 +809,41 @@ fn a_run_named_twice_is_read_once() {
     let runs = read(&[&t.path().join("runs"), &a, &t.path().join("runs/*.json")]);
     assert_eq!(runs.len(), 2, "{runs:#?}");
 }
+
+#[test]
+fn wandb_ui_csv_exports() {
+    let t = tempfile::tempdir().unwrap();
+    let table = write(
+        t.path(),
+        "wandb_export_2024-01-01.csv",
+        "\"Name\",\"State\",\"Notes\",\"User\",\"Tags\",\"Created\",\"Runtime\",\"Sweep\",\"lr\",\"seed\",\"method\",\"accuracy\",\"_step\"\n\
+         \"bold-1\",\"finished\",\"a note, with a comma\",\"me\",\"\",\"2024-01-01T00:00:00.000Z\",\"61\",\"\",\"0.001\",\"0\",\"new\",\"0.91\",\"99\"\n\
+         \"calm-2\",\"crashed\",\"-\",\"me\",\"\",\"2024-01-01T00:00:00.000Z\",\"12\",\"\",\"0.001\",\"1\",\"old\",\"NaN\",\"7\"\n",
+    );
+    let runs = read(&[&table]);
+    assert_eq!(runs.len(), 2);
+    assert_eq!(runs[0].name, "bold-1");
+    assert_eq!(runs[0].place, "line 2");
+    assert_eq!(runs[0].seed.as_deref(), Some("0"));
+    assert_eq!(runs[0].config["method"], json!("new"));
+    assert_eq!(runs[0].config["State"], json!("finished"));
+    assert_eq!(runs[0].metrics["accuracy"], 0.91);
+    assert!(!runs[0].metrics.contains_key("_step") && !runs[0].config.contains_key("Notes"));
+    assert!(runs[1].metrics["accuracy"].is_nan());
+
+    let panel = write(
+        t.path(),
+        "panel.csv",
+        "\"Step\",\"adam-s1 - val/acc\",\"adam-s1 - val/acc__MIN\",\"adam-s1 - val/acc__MAX\",\"sgd-s1 - val/acc\"\n\
+         0,0.5,0.5,0.5,0.4\n10,0.7,0.69,0.71,\n20,,,,0.6\n",
+    );
+    let runs = read(&[&panel]);
+    assert_eq!(runs.len(), 2);
+    assert_eq!(
+        (runs[0].name.as_str(), runs[0].seed.as_deref()),
+        ("adam-s1", Some("1"))
+    );
+    assert_eq!(runs[0].history["val/acc"], [(0.0, 0.5), (10.0, 0.7)]);
+    assert_eq!(runs[1].history["val/acc"], [(0.0, 0.4), (20.0, 0.6)]);
+    assert_eq!(runs[1].place, "run sgd-s1");
+}

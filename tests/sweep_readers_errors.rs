@@ -440,3 +440,52 @@ fn broken_wandb_logs_name_the_byte_offset() {
         format!("{}: byte 0: not a W&B run log", p.display()),
     );
 }
+
+#[test]
+fn csv_exports_with_python_reprs_are_refused_with_a_hint() {
+    let t = tempfile::tempdir().unwrap();
+    let p = write(
+        t.path(),
+        "project.csv",
+        "summary,config,name\n\"{'acc': 0.9, '_step': 3}\",\"{'lr': 0.1}\",run-1\n",
+    );
+    let msg = error_for(&p);
+    assert_starts(
+        &msg,
+        format!(
+            "{}: line 2, column \"summary\": this cell is a Python dict repr",
+            p.display()
+        ),
+    );
+    assert!(msg.contains("json.dumps"), "{msg}");
+    let p = write(t.path(), "data.csv", "x,y\n1,2\n");
+    assert_starts(
+        &error_for(&p),
+        format!(
+            "{}: format: not a run file: a CSV file, but not Lightning's metrics.csv",
+            p.display()
+        ),
+    );
+}
+
+#[test]
+fn type_errors_in_run_objects_say_what_was_expected() {
+    let t = tempfile::tempdir().unwrap();
+    let p = write(
+        t.path(),
+        "run.json",
+        r#"{"config": 5, "metrics": {"a": 1}}"#,
+    );
+    assert_eq!(
+        error_for(&p),
+        format!("{}: line 1, column 12: invalid type: integer `5`, expected \"config\" to be an object of settings", p.display())
+    );
+    let p = write(t.path(), "list.json", "[1, 2]");
+    assert_starts(
+        &error_for(&p),
+        format!(
+            "{}: line 1, column 2: invalid type: integer `1`, expected a run object",
+            p.display()
+        ),
+    );
+}

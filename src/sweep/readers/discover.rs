@@ -19,7 +19,8 @@ pub enum Source {
         dir: PathBuf,
         parts: Vec<(Option<String>, Vec<PathBuf>)>,
     },
-    /// Lightning `CSVLogger` `metrics.csv` (with `hparams.yaml` beside it).
+    /// A CSV file: Lightning `CSVLogger` `metrics.csv` (with `hparams.yaml` beside it), or a W&B
+    /// runs-table or line-panel export.
     Csv(PathBuf),
     /// A W&B run directory (`run-…` / `offline-run-…`, with `files/` or `run-<id>.wandb`).
     WandbDir(PathBuf),
@@ -57,7 +58,7 @@ pub struct Job {
 /// The formats tried, for "unknown format" and "no runs found" messages.
 pub const TRIED: &str = "*.json / *.jsonl (run objects, W&B API dumps, HF trainer_state.json), \
      W&B run directories (run-*/, offline-run-*/ with files/), MLflow mlruns/ and mlflow.db, \
-     TensorBoard events.out.tfevents.*, Lightning metrics.csv";
+     TensorBoard events.out.tfevents.*, Lightning metrics.csv, W&B CSV exports (*.csv)";
 
 /// Directory names never walked into.
 const SKIP_DIRS: [&str; 3] = ["__pycache__", "node_modules", "site-packages"];

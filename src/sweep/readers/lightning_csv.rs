@@ -1,6 +1,7 @@
 //! Lightning's `CSVLogger` output: `metrics.csv`, whose header is the union of the logged keys
 //! (with `epoch` and `step`) and whose rows are sparse, and `hparams.yaml` beside it.
 
+use super::csv::Record;
 use super::identity::{
     dir_run_name, flatten_into, seed_from_config, seed_from_path, task_from_config,
 };
@@ -15,30 +16,24 @@ use std::path::Path;
 /// Columns that give the step, in the order they are tried.
 const STEP_COLUMNS: [&str; 2] = ["step", "epoch"];
 
-pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
-    let text = std::str::from_utf8(bytes)
-        .map_err(|e| Error::input(path, "content", format_args!("not UTF-8 text: {e}")))?;
-    let mut lines = text.lines().enumerate();
-    let Some((_, header)) = lines.next() else {
+/// Whether a CSV header is Lightning's (it has `step` or `epoch`).
+pub fn is_lightning(header: &[String]) -> bool {
+    header.iter().any(|h| STEP_COLUMNS.contains(&h.as_str()))
+}
+
+/// One run from the records of a `metrics.csv` (header first).
+pub fn read(path: &Path, records: &[Record], root: Option<&Path>) -> Result<Found> {
+    let Some((header, rows)) = records.split_first() else {
         return Ok(Found::NotARun("an empty CSV file".into()));
     };
-    let header = split_csv(header.trim_start_matches('\u{feff}'));
+    let header = &header.cells;
     let step_col = STEP_COLUMNS
         .iter()
         .find_map(|s| header.iter().position(|h| h == s));
-    if step_col.is_none() {
-        return Ok(Found::NotARun(
-            "a CSV file without a \"step\" or \"epoch\" column (Lightning's metrics.csv has both)"
-                .into(),
-        ));
-    }
     let mut series = Series::default();
-    for (i, line) in lines {
-        let place = format!("line {}", i + 1);
-        if line.trim().is_empty() {
-            continue;
-        }
-        let cells = split_csv(line);
+    for (i, row) in rows.iter().enumerate() {
+        let place = format!("line {}", row.line);
+        let cells = &row.cells;
         if cells.len() > header.len() {
             return Err(Error::input(
                 path,
@@ -113,35 +108,4 @@ pub fn read_hparams_yaml(dir: &Path) -> Result<BTreeMap<String, Value>> {
         }
     }
     Ok(config)
-}
-
-/// Splits one CSV line (RFC 4180 quoting; Lightning writes no multi-line cells).
-fn split_csv(line: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, quoted) {
-            ('"', true) if chars.peek() == Some(&'"') => {
-                cur.push('"');
-                chars.next();
-            }
-            ('"', _) => quoted = !quoted,
-            (',', false) => out.push(std::mem::take(&mut cur)),
-            (c, _) => cur.push(c),
-        }
-    }
-    out.push(cur);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::split_csv;
-
-    #[test]
-    fn csv_quoting() {
-        assert_eq!(split_csv("a,\"b,c\",,\"d\"\"e\""), ["a", "b,c", "", "d\"e"]);
-    }
 }

@@ -13,6 +13,7 @@
 mod cells;
 mod crc32;
 mod crc32c;
+mod csv;
 mod discover;
 mod identity;
 mod json;
@@ -23,7 +24,9 @@ mod mlflow_sqlite;
 mod protobuf;
 mod run_object;
 mod series;
+mod tables;
 mod tfevents;
+mod wandb_csv;
 mod wandb_dir;
 mod wandb_log;
 mod yaml;
@@ -186,7 +189,7 @@ fn read_one(job: &Job) -> Result<Found> {
     match &job.source {
         Source::Json(p) => json::read(p, &read_file(p)?, root),
         Source::Jsonl(p) => jsonl::read(p, &read_file(p)?),
-        Source::Csv(p) => lightning_csv::read(p, &read_file(p)?, root),
+        Source::Csv(p) => tables::read(p, &read_file(p)?, root),
         Source::TfEvents { dir, parts } => tfevents::read_run(dir, parts, root),
         Source::WandbDir(d) => wandb_dir::read(d),
         Source::MlflowRun(d) => mlflow_files::read_run(d),
