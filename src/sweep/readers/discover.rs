@@ -74,12 +74,22 @@ const HF_LOGGING_DIR: &str = "runs";
 /// The leading bytes of every SQLite database file.
 const SQLITE_MAGIC: &[u8] = b"SQLite format 3\0";
 
+/// A command-line path after glob expansion, and whether it is a directory (one `stat` each).
+#[derive(Debug, Clone)]
+pub struct Input {
+    pub path: PathBuf,
+    pub is_dir: bool,
+}
+
 /// Expands the command-line paths: globs (for shells that leave them unexpanded) and existence.
-pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+pub fn expand(paths: &[PathBuf]) -> Result<Vec<Input>> {
     let mut out = Vec::new();
     for p in paths {
-        if p.exists() {
-            out.push(p.clone());
+        if let Ok(meta) = fs::metadata(p) {
+            out.push(Input {
+                path: p.clone(),
+                is_dir: meta.is_dir(),
+            });
             continue;
         }
         let s = p.to_string_lossy();
@@ -93,7 +103,9 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
             glob::glob(&s).map_err(|e| Error::usage(format!("{s}: bad glob pattern: {e}")))?;
         let before = out.len();
         for m in matches {
-            out.push(m.map_err(|e| Error::usage(format!("{s}: {e}")))?);
+            let path = m.map_err(|e| Error::usage(format!("{s}: {e}")))?;
+            let is_dir = path.is_dir();
+            out.push(Input { path, is_dir });
         }
         if out.len() == before {
             return Err(Error::usage(format!("{s}: no file matches this pattern")));
@@ -103,12 +115,11 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
 }
 
 /// The sources under each path. A file must be recognisable; a directory is walked.
-pub fn discover(paths: &[PathBuf]) -> Result<Vec<Job>> {
+pub fn discover(inputs: &[Input]) -> Result<Vec<Job>> {
     let mut jobs = Vec::new();
-    for (origin, p) in paths.iter().enumerate() {
-        let meta = fs::metadata(p)
-            .map_err(|e| Error::usage(format!("{}: cannot read: {e}", p.display())))?;
-        if meta.is_dir() {
+    for (origin, input) in inputs.iter().enumerate() {
+        let p = &input.path;
+        if input.is_dir {
             let mut found = Vec::new();
             walk(p, false, &mut found)?;
             jobs.extend(found.into_iter().map(|source| Job {

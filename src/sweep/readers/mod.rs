@@ -110,7 +110,7 @@ pub fn read_paths_detailed(paths: &[PathBuf]) -> Result<ReadOutcome> {
     }
     for (origin, &n) in runs_per_origin.iter().enumerate() {
         if n == 0 {
-            return Err(no_runs_error(&expanded[origin], &out.skipped));
+            return Err(no_runs_error(&expanded[origin].path, &out.skipped));
         }
     }
     Ok(out)
