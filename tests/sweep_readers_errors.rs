@@ -489,3 +489,23 @@ fn type_errors_in_run_objects_say_what_was_expected() {
         ),
     );
 }
+
+#[test]
+fn several_bad_files_report_the_first_and_count_the_rest() {
+    let t = tempfile::tempdir().unwrap();
+    write(t.path(), "a.json", r#"{"metrics": {"m": 1}}"#);
+    let b = write(t.path(), "b.json", "{");
+    write(t.path(), "c.json", "{");
+    write(t.path(), "d.jsonl", "{\"step\": \"x\"}\n{");
+    let msg = error_for(t.path());
+    assert_starts(
+        &msg,
+        format!("{}: line 1, column 1: JSON ends early", b.display()),
+    );
+    assert!(
+        msg.ends_with(
+            "\n(2 more inputs are malformed; fix this one and run again to see the next)"
+        ),
+        "{msg}"
+    );
+}

@@ -85,8 +85,18 @@ pub fn read_paths_detailed(paths: &[PathBuf]) -> Result<ReadOutcome> {
     let mut out = ReadOutcome::default();
     let mut runs_per_origin = vec![0usize; expanded.len()];
     let mut runs_per_job = vec![0usize; jobs.len()];
+    let failures = results.iter().filter(|r| r.is_err()).count();
     for (i, (job, result)) in jobs.iter().zip(results).enumerate() {
-        match result? {
+        let found = result.map_err(|mut e| {
+            if failures > 1 {
+                e.message += &format!(
+                    "\n({} more inputs are malformed; fix this one and run again to see the next)",
+                    failures - 1
+                );
+            }
+            e
+        })?;
+        match found {
             Found::Runs(runs) => {
                 runs_per_origin[job.origin] += runs.len();
                 runs_per_job[i] = runs.len();
