@@ -847,3 +847,23 @@ fn wandb_ui_csv_exports() {
     assert_eq!(runs[1].history["val/acc"], [(0.0, 0.4), (20.0, 0.6)]);
     assert_eq!(runs[1].place, "run sgd-s1");
 }
+
+#[test]
+fn a_file_of_many_runs_does_not_give_them_all_its_seed() {
+    let t = tempfile::tempdir().unwrap();
+    let p = write(
+        t.path(),
+        "sweep_seed7.json",
+        json!([{"name": "x", "metrics": {"m": 1}}, {"name": "y-s2", "metrics": {"m": 2}}])
+            .to_string(),
+    );
+    let runs = read(&[&p]);
+    assert_eq!(runs[0].seed, None);
+    assert_eq!(runs[1].seed.as_deref(), Some("2"));
+    let p = write(
+        t.path(),
+        "seed7.json",
+        json!({"name": "x", "metrics": {"m": 1}}).to_string(),
+    );
+    assert_eq!(one(&p).seed.as_deref(), Some("7"));
+}

@@ -32,6 +32,7 @@ pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
                 path,
                 String::new(),
                 fallback,
+                true,
             )]))
         }
         Document::Many(runs) => {
@@ -51,7 +52,7 @@ pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
                         "this list item is not a run object (no \"metrics\", \"summary\" or \"history\")",
                     ));
                 }
-                out.push(run.into_record(path, place, format!("{stem} #{}", i + 1)));
+                out.push(run.into_record(path, place, format!("{stem} #{}", i + 1), false));
             }
             Ok(Found::Runs(out))
         }

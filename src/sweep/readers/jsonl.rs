@@ -64,7 +64,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Found> {
             let run = RunObject::deserialize(Value::Object(row))
                 .map_err(|e| Error::input(path, &place, e))?;
             let fallback = format!("{} line {line_no}", file_stem(path));
-            records.push(run.into_record(path, place, fallback));
+            records.push(run.into_record(path, place, fallback, false));
             continue;
         }
         let name = RUN_KEYS

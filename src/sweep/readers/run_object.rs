@@ -53,8 +53,15 @@ impl RunObject {
             || self.log_history.is_some()
     }
 
-    /// The record, with `fallback_name` used when the object names no run.
-    pub fn into_record(self, path: &Path, place: String, fallback_name: String) -> RunRecord {
+    /// The record, with `fallback_name` used when the object names no run. The file's name
+    /// may give the seed only when the file holds this one run (`alone`).
+    pub fn into_record(
+        self,
+        path: &Path,
+        place: String,
+        fallback_name: String,
+        alone: bool,
+    ) -> RunRecord {
         let is_trainer_state = self.log_history.is_some();
         let mut config = self.config.map(|c| flatten(c.0)).unwrap_or_default();
         if is_trainer_state {
@@ -83,7 +90,11 @@ impl RunObject {
             .map(|s| s.0)
             .or_else(|| seed_from_config(&config))
             .or_else(|| seed_from_name(&name))
-            .or_else(|| super::identity::seed_from_path(path));
+            .or_else(|| {
+                alone
+                    .then(|| super::identity::seed_from_path(path))
+                    .flatten()
+            });
         let task = [self.task, self.env, self.dataset]
             .into_iter()
             .flatten()
