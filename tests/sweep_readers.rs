@@ -314,7 +314,7 @@ fn make_mlflow_file_store(root: &Path) -> PathBuf {
         write(
             &store,
             &format!("{dir}/metrics/loss"),
-            "1700000000000 1.5 0\n1700000001000 nan 1\n",
+            "1700000000000 1.5\n1700000001000 nan 1\n",
         );
         write(&store, &format!("{dir}/params/seed"), seed);
         write(&store, &format!("{dir}/params/lr"), "0.001");
@@ -372,6 +372,11 @@ fn mlflow_file_store_runs() {
         [(0.0, 0.5), (10.0, 0.7), (10.0, 0.75)]
     );
     assert!(r.metrics["loss"].is_nan(), "Python's `nan` repr is read");
+    assert_eq!(
+        r.history["loss"][0],
+        (0.0, 1.5),
+        "a legacy two-field line is step 0"
+    );
     assert_eq!(r.source, store.join("0/aaa111"));
     assert_eq!(runs[1].metrics["val/acc"], 0.8);
     // A run directory named directly.

@@ -509,3 +509,50 @@ fn several_bad_files_report_the_first_and_count_the_rest() {
         "{msg}"
     );
 }
+
+/// Every truncation and many single-byte corruptions of valid files: always an answer (runs or an
+/// input error), never a panic. A small LCG picks the bytes, so the test is deterministic.
+#[test]
+fn corrupted_files_never_panic() {
+    let t = tempfile::tempdir().unwrap();
+    let tb = event_file(
+        &[(1.0, 0, "loss", 2.0), (2.0, 1, "loss", 1.0)],
+        Encoding::TensorFloatVal,
+    );
+    let wb = wandb_log(&[
+        wandb_run_record("id", "n", "g", &[("seed", "1")]),
+        wandb_history_record(0, &[("loss", "1.0")]),
+    ]);
+    let js =
+        br#"{"seed": 1, "metrics": {"a": 1.5}, "history": {"a": [[0, 2], [1, 1.5]]}}"#.to_vec();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        (state >> 33) as usize
+    };
+    for (name, good) in [
+        ("events.out.tfevents.1.h", &tb),
+        ("run-x.wandb", &wb),
+        ("run.json", &js),
+    ] {
+        for cut in 0..good.len() {
+            let p = write(t.path(), &format!("cut/{name}"), &good[..cut]);
+            let _ = read_paths(&[p]);
+        }
+        for _ in 0..300 {
+            let mut bad = good.clone();
+            let i = next() % bad.len();
+            bad[i] ^= 1 << (next() % 8);
+            let p = write(t.path(), &format!("flip/{name}"), &bad);
+            if let Err(e) = read_paths(&[p.clone()]) {
+                assert!(
+                    e.message.starts_with(&p.display().to_string()),
+                    "{}",
+                    e.message
+                );
+            }
+        }
+    }
+}
