@@ -546,7 +546,7 @@ fn corrupted_files_never_panic() {
             let i = next() % bad.len();
             bad[i] ^= 1 << (next() % 8);
             let p = write(t.path(), &format!("flip/{name}"), &bad);
-            if let Err(e) = read_paths(&[p.clone()]) {
+            if let Err(e) = read_paths(std::slice::from_ref(&p)) {
                 assert!(
                     e.message.starts_with(&p.display().to_string()),
                     "{}",
