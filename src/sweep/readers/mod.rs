@@ -2,10 +2,23 @@
 //! [`RunRecord`]s.
 //!
 //! Paths may be files, directories (walked; each run recognised by its files' shape) or glob
-//! patterns. Recognised: our JSON / JSONL run files, W&B API dumps and run directories, HF
-//! `trainer_state.json`, MLflow file stores and `mlflow.db`, TensorBoard event files, Lightning
-//! `metrics.csv`. Any malformed input is an error naming the file and the place; a directory with
-//! no recognisable run in it is an error too.
+//! patterns. Any malformed input is an error naming the file and the place; a directory with no
+//! recognisable run in it is an error too. What each format gives:
+//!
+//! | input | one run is | name | seed | arm (`group`) | config |
+//! |---|---|---|---|---|---|
+//! | our `*.json` / `*.jsonl` | a file, an item, a line, or a `run` value | `name`, `run_id`, `id` | `seed`, `config.seed` | `group`, `method` | `config` |
+//! | W&B API dump (`*.json`) | an object or list item | `name` | `config.seed` | `group` | `config` |
+//! | W&B run dir (`run-…`, `offline-run-…`) | the directory | display name | `seed` in config | run group | `config.yaml`, `.wandb` |
+//! | W&B UI CSV export | a row / a column prefix | `Name` / column | `seed` column | `Group` column | the other columns |
+//! | HF `trainer_state.json` | the output dir (newest checkpoint if alone) | directory | path | — | top-level numbers |
+//! | MLflow `mlruns/`, `mlflow.db` | a run | run name | `seed` param | — | params, `tags.<key>` |
+//! | TensorBoard `events.out.tfevents.*` | a directory (splits, restarts merged) | directory | HParams, path | — | HParams, `hparams.yaml` |
+//! | Lightning `metrics.csv` | the version dir | `<name>/version_<k>` | `hparams.yaml`, path | — | `hparams.yaml` |
+//!
+//! "path" means a `seed3`, `seed_3`, `s3` pattern in the file's or its directories' names.
+//! Files that could be runs but are not (a model's `config.json` met while walking) are passed
+//! over and listed by [`read_paths_detailed`]; named on the command line, they are an error.
 //!
 //! Files are read in parallel on a few threads; the order of the records is the order of the
 //! paths, then of the sorted directory walk, whatever the threads do.
