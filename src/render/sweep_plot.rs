@@ -67,7 +67,14 @@ fn seeds_panel(c: &Comparison, t: &TaskResult, area: &Area) -> Result<()> {
     };
     let (na, nb) = (c.arms.a.clone(), c.arms.b.clone());
     let mut chart = ChartBuilder::on(area)
-        .caption(format!("{} per seed", c.metric), ("sans-serif", 18))
+        .caption(
+            if t.paired.is_some() {
+                format!("{} per seed (lines join a seed's A and B)", c.metric)
+            } else {
+                format!("{} per run (unpaired)", c.metric)
+            },
+            ("sans-serif", 18),
+        )
         .margin(12)
         .x_label_area_size(32)
         .y_label_area_size(64)
@@ -139,18 +146,20 @@ fn seeds_panel(c: &Comparison, t: &TaskResult, area: &Area) -> Result<()> {
     Ok(())
 }
 
+/// Estimate, its CI, per-seed differences (label, value) and the test's name.
+type DiffView = (f64, (f64, f64), Vec<(String, f64)>, &'static str);
+
 fn diff_panel(c: &Comparison, t: &TaskResult, area: &Area) -> Result<()> {
-    let (est, ci, diffs, what): (f64, (f64, f64), Vec<(String, f64)>, &str) =
-        match (&t.paired, &t.unpaired) {
-            (Some(p), _) => (
-                p.t.estimate,
-                p.t.ci,
-                p.pairs.iter().map(|x| (x.key.clone(), x.diff)).collect(),
-                "paired t",
-            ),
-            (None, Some(u)) => (u.welch.estimate, u.welch.ci, Vec::new(), "Welch"),
-            _ => (f64::NAN, (f64::NAN, f64::NAN), Vec::new(), ""),
-        };
+    let (est, ci, diffs, what): DiffView = match (&t.paired, &t.unpaired) {
+        (Some(p), _) => (
+            p.t.estimate,
+            p.t.ci,
+            p.pairs.iter().map(|x| (x.key.clone(), x.diff)).collect(),
+            "paired t",
+        ),
+        (None, Some(u)) => (u.welch.estimate, u.welch.ci, Vec::new(), "Welch"),
+        _ => (f64::NAN, (f64::NAN, f64::NAN), Vec::new(), ""),
+    };
     let values = diffs
         .iter()
         .map(|d| d.1)

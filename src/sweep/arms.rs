@@ -144,7 +144,7 @@ fn values(runs: &[RunRecord], key: &ArmKey) -> BTreeSet<String> {
 }
 
 /// Config keys whose value is not the same in every run (a missing key counts as a value).
-pub fn varying_config_keys(runs: &[RunRecord]) -> BTreeMap<String, BTreeSet<String>> {
+pub fn varying_config_keys(runs: &[&RunRecord]) -> BTreeMap<String, BTreeSet<String>> {
     let mut seen: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for r in runs {
         for k in r.config.keys() {
@@ -270,10 +270,11 @@ fn auto_key(runs: &[RunRecord], a: Option<&str>, b: Option<&str>) -> Result<(Arm
     {
         return Ok((ArmKey::Group, "by the runs' group (auto)".to_string()));
     }
-    let varying: BTreeMap<String, BTreeSet<String>> = varying_config_keys(runs)
-        .into_iter()
-        .filter(|(k, _)| !is_structural(k))
-        .collect();
+    let varying: BTreeMap<String, BTreeSet<String>> =
+        varying_config_keys(&runs.iter().collect::<Vec<_>>())
+            .into_iter()
+            .filter(|(k, _)| !is_structural(k))
+            .collect();
     let fitting: Vec<&String> = varying
         .iter()
         .filter(|(_, v)| {
@@ -366,7 +367,7 @@ pub fn direction(metric: &str, higher: bool, lower: bool) -> Direction {
 }
 
 /// The metric to compare: the one given, else the only metric every run logs.
-pub fn choose_metric(runs: &[RunRecord], given: Option<&str>) -> Result<String> {
+pub fn choose_metric(runs: &[&RunRecord], given: Option<&str>) -> Result<String> {
     if let Some(m) = given {
         return Ok(m.to_string());
     }

@@ -253,8 +253,7 @@ pub fn compare(records: &[RunRecord], opts: &Options) -> Result<Comparison> {
         }
     };
     let selected: Vec<&RunRecord> = records.iter().filter(|r| in_arm(r).is_some()).collect();
-    let chosen: Vec<RunRecord> = selected.iter().map(|r| (*r).clone()).collect();
-    let metric = arms::choose_metric(&chosen, opts.metric.as_deref())?;
+    let metric = arms::choose_metric(&selected, opts.metric.as_deref())?;
     let direction = arms::direction(&metric, opts.higher_is_better, opts.lower_is_better);
     let hib = direction.higher_is_better;
 
@@ -923,7 +922,7 @@ fn design_warnings(runs: &[Run], arms: &Arms, opts: &Options, multi: bool) -> Ve
             pts.get(pts.len() / 2).copied().unwrap_or(1),
         ));
     }
-    let recs: Vec<RunRecord> = runs.iter().map(|r| r.rec.clone()).collect();
+    let recs: Vec<&RunRecord> = runs.iter().map(|r| r.rec).collect();
     let arm_key = match &arms.key {
         arms::ArmKey::Config(k) => Some(k.as_str()),
         arms::ArmKey::Group => None,

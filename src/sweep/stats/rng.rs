@@ -38,6 +38,6 @@ impl Rng {
     /// Uniform integer in `0..n` (Lemire's multiply-shift; the bias is below 2^-32 for the
     /// sample sizes used here).
     pub fn below(&mut self, n: usize) -> usize {
-        ((self.next_u64() >> 32) * n as u64 >> 32) as usize
+        (((self.next_u64() >> 32) * n as u64) >> 32) as usize
     }
 }

@@ -175,10 +175,13 @@ fn wilcoxon_is_exact_with_ties_and_zeros() {
     }
 }
 
+/// (a, b, t, p, df, CI low, CI high)
+type WelchCase = (&'static [f64], &'static [f64], f64, f64, f64, f64, f64);
+
 #[test]
 fn welch_matches_scipy() {
     // w = scipy.stats.ttest_ind(a, b, equal_var=False); w.df; w.confidence_interval()
-    let cases: [(&[f64], &[f64], f64, f64, f64, f64, f64); 5] = [
+    let cases: [WelchCase; 5] = [
         (
             &[3.0, 4.0, 5.0],
             &[0.0, 1.0, 2.0],
