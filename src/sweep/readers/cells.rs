@@ -13,10 +13,19 @@ const NAN_STANDIN: &[u8] = b"\"N\"";
 const INF_STANDIN: &[u8] = b"\"+Infin\"";
 const NEG_INF_STANDIN: &[u8] = b"\"-Infin\" ";
 
+/// The UTF-8 byte-order mark some Windows tools put before JSON, which JSON does not allow.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Rewrites bare `NaN`, `Infinity` and `-Infinity` (outside strings) into same-length strings that
-/// [`nonfinite`] reads back. Borrows when there is nothing to rewrite, which is the common case.
+/// [`nonfinite`] reads back, and a leading byte-order mark into spaces. Borrows when there is
+/// nothing to rewrite, which is the common case.
 pub fn sanitize_nonfinite(bytes: &[u8]) -> Cow<'_, [u8]> {
     let mut out: Option<Vec<u8>> = None;
+    if bytes.starts_with(BOM) {
+        let mut o = bytes.to_vec();
+        o[..BOM.len()].fill(b' ');
+        out = Some(o);
+    }
     let mut in_string = false;
     let mut i = 0;
     while i < bytes.len() {
@@ -194,6 +203,8 @@ mod tests {
             sanitize_nonfinite(b"{\"x\": 1}"),
             Cow::Borrowed(_)
         ));
+        let bom = sanitize_nonfinite(b"\xef\xbb\xbf{\"x\": NaN}");
+        assert_eq!(&bom[..], b"   {\"x\": \"N\"}");
     }
 
     #[test]
