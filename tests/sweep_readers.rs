@@ -470,11 +470,14 @@ fn tensorboard_restarts_merge_and_the_latest_write_wins() {
                 (100.0, 0, "loss", 3.0),
                 (101.0, 1, "loss", 2.0),
                 (102.0, 2, "loss", 9.0),
+                (103.0, 3, "loss", 8.0),
+                (104.0, 4, "loss", 7.0),
             ],
             Encoding::Simple,
         ),
     );
-    // Restarted from step 2 checkpoint: step 2 is logged again, later.
+    // Preempted after step 4, restarted from the step-2 checkpoint: steps 2 and 3 are logged
+    // again, later, and the first timeline's steps from 2 on (4 included) are gone.
     write(
         &dir,
         "events.out.tfevents.200.host",
@@ -489,6 +492,31 @@ fn tensorboard_restarts_merge_and_the_latest_write_wins() {
         [(0.0, 3.0), (1.0, 2.0), (2.0, 1.0), (3.0, 0.5)]
     );
     assert_eq!(r.source, dir);
+}
+
+#[test]
+fn tensorboard_writers_side_by_side_keep_all_their_points() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("run");
+    let train: Vec<_> = (0..4)
+        .map(|s| (1.0 + s as f64, s, "train/loss", 1.0 / (s + 1) as f64))
+        .collect();
+    let val: Vec<_> = (0..4)
+        .map(|s| (1.5 + s as f64, s, "val/loss", 2.0 / (s + 1) as f64))
+        .collect();
+    write(
+        &dir,
+        "events.out.tfevents.1.host.1.0",
+        event_file(&train, Encoding::Simple),
+    );
+    write(
+        &dir,
+        "events.out.tfevents.1.host.1.1",
+        event_file(&val, Encoding::Simple),
+    );
+    let r = one(&dir);
+    assert_eq!(r.history["train/loss"].len(), 4);
+    assert_eq!(r.history["val/loss"].len(), 4);
 }
 
 #[test]

@@ -62,6 +62,8 @@ const DT_DOUBLE: u64 = 2;
 /// One scalar point as logged.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScalarEvent {
+    /// Which of the run's event files it came from (their order in the run's directory).
+    pub file: usize,
     pub tag: String,
     pub step: i64,
     pub wall_time: f64,
@@ -174,6 +176,7 @@ fn decode_event(data: &[u8], out: &mut Events) -> Result<(), DecodeError> {
         if let (SUMMARY_VALUE, Wire::Bytes(b)) = (n, v) {
             if let Some((tag, value)) = decode_value(b, &mut out.hparams)? {
                 out.scalars.push(ScalarEvent {
+                    file: 0,
                     tag,
                     step,
                     wall_time,
@@ -348,10 +351,16 @@ pub fn read_run(
     root: Option<&Path>,
 ) -> Result<Found> {
     let mut events = Events::default();
+    let mut file_index = 0;
     for (prefix, files) in parts {
         let start = events.scalars.len();
         for file in files {
+            let from = events.scalars.len();
             read_events(file, &read_file(file)?, &mut events)?;
+            for e in &mut events.scalars[from..] {
+                e.file = file_index;
+            }
+            file_index += 1;
         }
         if let Some(prefix) = prefix {
             for e in &mut events.scalars[start..] {
@@ -393,20 +402,40 @@ pub fn read_run(
     }]))
 }
 
-/// Merges points by (tag, step): of several at one step, the one written last wins.
+/// Merges the points of a run's event files. A restarted job (resumed from a checkpoint) writes a
+/// new file that logs some steps again; as TensorBoard does, the older timeline's points from the
+/// restart step on are dropped: for each tag, a point is dropped when another file logs the same
+/// tag from an earlier-or-equal step but began logging it later in wall time. Of several points
+/// left at one step, the one written last wins. Files that log different tags (two writers side
+/// by side) do not touch each other.
 fn merge(events: Vec<ScalarEvent>) -> Series {
-    let mut by_tag: BTreeMap<String, Vec<(i64, f64, usize, f64)>> = BTreeMap::new();
+    // (file, step, wall_time, order, value) per tag.
+    let mut by_tag: BTreeMap<String, Vec<(usize, i64, f64, usize, f64)>> = BTreeMap::new();
     for (i, e) in events.into_iter().enumerate() {
         by_tag
             .entry(e.tag)
             .or_default()
-            .push((e.step, e.wall_time, i, e.value));
+            .push((e.file, e.step, e.wall_time, i, e.value));
     }
     let mut series = Series::default();
     for (tag, mut pts) in by_tag {
-        pts.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
-        for (j, &(step, _, _, value)) in pts.iter().enumerate() {
-            let superseded = pts.get(j + 1).is_some_and(|next| next.0 == step);
+        // Per file: the first step and first wall time at which it logs this tag.
+        let mut starts: BTreeMap<usize, (i64, f64)> = BTreeMap::new();
+        for &(file, step, wall, _, _) in &pts {
+            let s = starts.entry(file).or_insert((step, wall));
+            s.0 = s.0.min(step);
+            s.1 = s.1.min(wall);
+        }
+        if starts.len() > 1 {
+            pts.retain(|&(file, step, wall, _, _)| {
+                !starts
+                    .iter()
+                    .any(|(&f, &(s, w))| f != file && w > wall && s <= step)
+            });
+        }
+        pts.sort_by(|a, b| a.1.cmp(&b.1).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3)));
+        for (j, &(_, step, _, _, value)) in pts.iter().enumerate() {
+            let superseded = pts.get(j + 1).is_some_and(|next| next.1 == step);
             if !superseded {
                 series
                     .push(&tag, step as f64, value)
