@@ -375,3 +375,58 @@ fn seed_lottery_when_the_worse_arms_best_beats_the_better_arms_mean() {
     // max(B) = 81.3 < mean(A) = 81.36, and the ranges overlap by 0.7 of the narrower 1.5 (47%).
     assert!(!ids(&c).contains(&"seed-lottery"));
 }
+
+#[test]
+fn pair_by_a_key_some_run_lacks_is_an_input_error() {
+    let runs = pairs(&A8[..3], &B8[..3], "acc");
+    let o = Options {
+        pair_by: PairBy::Key("fold".into()),
+        ..Options::default()
+    };
+    let err = compare(&runs, &o).unwrap_err();
+    assert_eq!(err.exit.code(), 2);
+    assert!(err.message.starts_with("runs/a0.json:"), "{}", err.message);
+}
+
+#[test]
+fn degenerate_inputs_give_numbers_not_panics() {
+    // Two pairs; every difference zero; every difference the same; constant arms unpaired.
+    let cases: [(&[f64], &[f64], PairBy); 4] = [
+        (&[0.5, 0.7], &[0.4, 0.5], PairBy::Auto),
+        (&[0.5, 0.6, 0.7], &[0.5, 0.6, 0.7], PairBy::Auto),
+        (&[0.6, 0.7, 0.8], &[0.5, 0.6, 0.7], PairBy::Auto),
+        (&[0.6, 0.6, 0.6], &[0.5, 0.5, 0.5], PairBy::Off),
+    ];
+    for (a, b, by) in cases {
+        let o = Options {
+            pair_by: by,
+            ..Options::default()
+        };
+        let c = compare(&pairs(a, b, "acc"), &o).unwrap();
+        let t = &c.tasks[0];
+        let p = t
+            .paired
+            .as_ref()
+            .map(|p| p.t.p)
+            .or(t.unpaired.as_ref().map(|u| u.welch.p))
+            .unwrap();
+        assert!((0.0..=1.0).contains(&p), "{a:?} {b:?}: p = {p}");
+        assert!(t.power.as_ref().unwrap().mde.is_finite());
+        assert_ne!(
+            c.verdict.kind,
+            VerdictKind::ABetter,
+            "{a:?} {b:?}: {}",
+            c.verdict.reason
+        );
+        // The report renders whatever the numbers.
+        assert!(mldebug::render::sweep_table::render(&c, false).contains("VERDICT"));
+    }
+    // Identical arms: Δ = 0, nothing favoured, no seeds would detect it.
+    let c = compare(
+        &pairs(&[0.5, 0.6, 0.7], &[0.5, 0.6, 0.7], "acc"),
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(c.verdict.kind, VerdictKind::Inconclusive);
+    assert_eq!(c.tasks[0].power.as_ref().unwrap().seeds_for_observed, None);
+}

@@ -257,6 +257,15 @@ pub fn compare(records: &[RunRecord], opts: &Options) -> Result<Comparison> {
     let direction = arms::direction(&metric, opts.higher_is_better, opts.lower_is_better);
     let hib = direction.higher_is_better;
 
+    if let PairBy::Key(k) = &opts.pair_by {
+        if let Some(r) = selected.iter().find(|r| pairing::key_value(r, k).is_none()) {
+            return Err(crate::Error::input(
+                &r.source,
+                reduce::place(r),
+                format!("--pair-by {k}: this run has no `{k}` (neither a seed nor a config key)"),
+            ));
+        }
+    }
     let mut runs: Vec<Run> = Vec::with_capacity(selected.len());
     for r in &selected {
         runs.push(Run {
@@ -462,7 +471,7 @@ fn analyse_task(
     let a_recs: Vec<&RunRecord> = a_runs.iter().map(|r| r.rec).collect();
     let b_recs: Vec<&RunRecord> = b_runs.iter().map(|r| r.rec).collect();
     let pairing = pairing::decide(&a_recs, &b_recs, &opts.pair_by);
-    if pairing.why.contains("appears twice") {
+    if pairing.duplicate {
         warnings.push(Warning::new("duplicate-seed", pairing.why.clone()));
     }
     let av: Vec<f64> = a.values.iter().map(|v| v.2).collect();

@@ -33,6 +33,8 @@ pub struct Pairing {
     pub unmatched: Vec<String>,
     /// One sentence: why paired or why not.
     pub why: String,
+    /// The pair key appears twice within an arm (an integrity problem, reported as a warning).
+    pub duplicate: bool,
 }
 
 /// The value of pair key `key` for `run`: `seed` is the run's seed; anything else a config key.
@@ -65,14 +67,15 @@ fn candidates(runs: &[&RunRecord]) -> Vec<String> {
 
 /// Decide the pairing of arm A's runs against arm B's.
 pub fn decide(a: &[&RunRecord], b: &[&RunRecord], by: &PairBy) -> Pairing {
-    let unpaired = |why: String| Pairing {
+    let unpaired = |why: String, duplicate: bool| Pairing {
         key: None,
         pairs: Vec::new(),
         unmatched: Vec::new(),
         why,
+        duplicate,
     };
     let key = match by {
-        PairBy::Off => return unpaired("--no-pair was given".to_string()),
+        PairBy::Off => return unpaired("--no-pair was given".to_string(), false),
         PairBy::Key(k) => k.clone(),
         PairBy::Auto => {
             let all: Vec<&RunRecord> = a.iter().chain(b).copied().collect();
@@ -84,29 +87,32 @@ pub fn decide(a: &[&RunRecord], b: &[&RunRecord], by: &PairBy) -> Pairing {
                 None => {
                     return unpaired(
                         "no seed (or split/fold) key that every run has".to_string(),
+                        false,
                     )
                 }
             }
         }
     };
-    let index = |runs: &[&RunRecord], arm: &str| -> Result<BTreeMap<String, usize>, String> {
-        let mut m = BTreeMap::new();
-        for (i, r) in runs.iter().enumerate() {
-            let Some(v) = key_value(r, &key) else {
-                return Err(format!(
-                    "run `{}` in arm {arm} has no `{key}`",
-                    r.name
-                ));
-            };
-            if m.insert(v.clone(), i).is_some() {
-                return Err(format!("{key} {v} appears twice in arm {arm}"));
+    // Err((why, duplicate)) when this arm cannot be paired on `key`.
+    let index =
+        |runs: &[&RunRecord], arm: &str| -> Result<BTreeMap<String, usize>, (String, bool)> {
+            let mut m = BTreeMap::new();
+            for (i, r) in runs.iter().enumerate() {
+                let Some(v) = key_value(r, &key) else {
+                    return Err((
+                        format!("run `{}` in arm {arm} has no `{key}`", r.name),
+                        false,
+                    ));
+                };
+                if m.insert(v.clone(), i).is_some() {
+                    return Err((format!("{key} {v} appears twice in arm {arm}"), true));
+                }
             }
-        }
-        Ok(m)
-    };
+            Ok(m)
+        };
     let (ia, ib) = match (index(a, "A"), index(b, "B")) {
         (Ok(x), Ok(y)) => (x, y),
-        (Err(e), _) | (_, Err(e)) => return unpaired(e),
+        (Err((why, dup)), _) | (_, Err((why, dup))) => return unpaired(why, dup),
     };
     let pairs: Vec<(usize, usize, String)> = ia
         .iter()
@@ -114,10 +120,13 @@ pub fn decide(a: &[&RunRecord], b: &[&RunRecord], by: &PairBy) -> Pairing {
         .collect();
     let equal = pairs.len() == ia.len() && pairs.len() == ib.len();
     if !equal && pairs.len() < MIN_COMMON_KEYS {
-        return unpaired(format!(
+        return unpaired(
+            format!(
             "only {} {key} value(s) shared by both arms (need all, or at least {MIN_COMMON_KEYS})",
             pairs.len()
-        ));
+        ),
+            false,
+        );
     }
     let mut unmatched: Vec<String> = Vec::new();
     for (k, &i) in &ia {
@@ -147,5 +156,6 @@ pub fn decide(a: &[&RunRecord], b: &[&RunRecord], by: &PairBy) -> Pairing {
         pairs,
         unmatched,
         why,
+        duplicate: false,
     }
 }
