@@ -409,39 +409,55 @@ pub fn read_run(
 /// left at one step, the one written last wins. Files that log different tags (two writers side
 /// by side) do not touch each other.
 fn merge(events: Vec<ScalarEvent>) -> Series {
-    // (file, step, wall_time, order, value) per tag.
-    let mut by_tag: BTreeMap<String, Vec<(usize, i64, f64, usize, f64)>> = BTreeMap::new();
-    for (i, e) in events.into_iter().enumerate() {
-        by_tag
-            .entry(e.tag)
-            .or_default()
-            .push((e.file, e.step, e.wall_time, i, e.value));
+    let mut by_tag: BTreeMap<String, Vec<Point>> = BTreeMap::new();
+    for (order, e) in events.into_iter().enumerate() {
+        by_tag.entry(e.tag).or_default().push(Point {
+            file: e.file,
+            step: e.step,
+            wall_time: e.wall_time,
+            order,
+            value: e.value,
+        });
     }
     let mut series = Series::default();
     for (tag, mut pts) in by_tag {
         // Per file: the first step and first wall time at which it logs this tag.
         let mut starts: BTreeMap<usize, (i64, f64)> = BTreeMap::new();
-        for &(file, step, wall, _, _) in &pts {
-            let s = starts.entry(file).or_insert((step, wall));
-            s.0 = s.0.min(step);
-            s.1 = s.1.min(wall);
+        for p in &pts {
+            let s = starts.entry(p.file).or_insert((p.step, p.wall_time));
+            s.0 = s.0.min(p.step);
+            s.1 = s.1.min(p.wall_time);
         }
         if starts.len() > 1 {
-            pts.retain(|&(file, step, wall, _, _)| {
+            pts.retain(|p| {
                 !starts
                     .iter()
-                    .any(|(&f, &(s, w))| f != file && w > wall && s <= step)
+                    .any(|(&f, &(step, wall))| f != p.file && wall > p.wall_time && step <= p.step)
             });
         }
-        pts.sort_by(|a, b| a.1.cmp(&b.1).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3)));
-        for (j, &(_, step, _, _, value)) in pts.iter().enumerate() {
-            let superseded = pts.get(j + 1).is_some_and(|next| next.1 == step);
+        pts.sort_by(|a, b| {
+            a.step
+                .cmp(&b.step)
+                .then(a.wall_time.total_cmp(&b.wall_time))
+                .then(a.order.cmp(&b.order))
+        });
+        for (j, p) in pts.iter().enumerate() {
+            let superseded = pts.get(j + 1).is_some_and(|next| next.step == p.step);
             if !superseded {
                 series
-                    .push(&tag, step as f64, value)
+                    .push(&tag, p.step as f64, p.value)
                     .expect("tags hold numbers only");
             }
         }
     }
     series
+}
+
+/// One scalar point of a tag while merging: where it came from and in what order it was read.
+struct Point {
+    file: usize,
+    step: i64,
+    wall_time: f64,
+    order: usize,
+    value: f64,
 }
