@@ -22,6 +22,20 @@
 //!
 //! Files are read in parallel on a few threads; the order of the records is the order of the
 //! paths, then of the sorted directory walk, whatever the threads do.
+//!
+//! A malformed input stops the whole read (exit code 2), named down to the byte or line, e.g.:
+//!
+//! ```text
+//! error: runs/seed1/events.out.tfevents.1700000000.gpu01: record 3 at byte 85: truncated record:
+//!   the header announces 29 bytes of data and a 4-byte CRC, but only 24 bytes are left (the file
+//!   was cut short, or its writer is still running)
+//! error: json/run_s2.json: line 2, column 30: metric "val/acc" is not a number: found the string "0.8"
+//! error: csv/version_0/metrics.csv: line 3: non-numeric value "nan?" for key "val_acc", which
+//!   holds numbers in other rows
+//! ```
+//!
+//! (one line each; wrapped here). A run that half-reads would skew a comparison without a sign,
+//! which is worse than stopping.
 
 mod cells;
 mod crc32;
