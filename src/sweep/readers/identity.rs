@@ -11,8 +11,8 @@ const SEED_KEYS: [&str; 2] = ["seed", "random_seed"];
 /// Keys that name the task, in the order they are tried (top level first, then config).
 pub const TASK_KEYS: [&str; 3] = ["task", "env", "dataset"];
 
-/// How many directory levels above a run file are searched for a seed pattern: the run's own
-/// directory and two above it (`sweep/lr3e-4/seed_2/metrics.csv`).
+/// How many directory levels are searched for a seed pattern: the run's own directory and two
+/// above it (`seed_2/version_0/metrics.csv`), never above the directory the user named.
 const SEED_DIR_LEVELS: usize = 3;
 
 /// Flattens nested objects into `prefix.key` entries; arrays and scalars are kept as they are.
@@ -106,15 +106,31 @@ pub fn seed_from_name(name: &str) -> Option<String> {
     None
 }
 
-/// The seed written into the file name or into one of the directories just above it.
-pub fn seed_from_path(path: &Path) -> Option<String> {
+/// The seed written into the file name or into one of the directories just above it (see
+/// [`seed_from_dirs`]).
+pub fn seed_from_path(path: &Path, root: Option<&Path>) -> Option<String> {
     let stem = path.file_stem().and_then(|s| s.to_str());
-    let dirs = path
-        .ancestors()
-        .skip(1)
-        .take(SEED_DIR_LEVELS)
-        .filter_map(|p| p.file_name().and_then(|s| s.to_str()));
-    stem.into_iter().chain(dirs).find_map(seed_from_name)
+    stem.and_then(seed_from_name)
+        .or_else(|| seed_from_dirs(path.parent()?, root))
+}
+
+/// The seed written into the name of `dir` or of a directory above it: up to
+/// [`SEED_DIR_LEVELS`] levels, and not above `root`, the directory the user named, when there is
+/// one (a `s1` far up a home directory is not this run's seed).
+pub fn seed_from_dirs(dir: &Path, root: Option<&Path>) -> Option<String> {
+    for d in dir.ancestors().take(SEED_DIR_LEVELS) {
+        if let Some(seed) = d
+            .file_name()
+            .and_then(|s| s.to_str())
+            .and_then(seed_from_name)
+        {
+            return Some(seed);
+        }
+        if root.is_some_and(|r| r == d) {
+            break;
+        }
+    }
+    None
 }
 
 /// The last component of a path as text (lossy), for naming runs.
@@ -175,9 +191,23 @@ mod tests {
     #[test]
     fn seed_from_the_directory_above() {
         let p = Path::new("/tmp/sweep/lr0.1/seed_5/version_0/metrics.csv");
-        assert_eq!(seed_from_path(p).as_deref(), Some("5"));
+        assert_eq!(seed_from_path(p, None).as_deref(), Some("5"));
         let p = Path::new("/seed_9/a/b/c/metrics.csv");
-        assert_eq!(seed_from_path(p), None, "too far up to be this run's");
+        assert_eq!(seed_from_path(p, None), None, "too far up to be this run's");
+        let p = Path::new("/home/s1/runs/version_0/metrics.csv");
+        let root = Path::new("/home/s1/runs");
+        assert_eq!(
+            seed_from_path(p, Some(root)),
+            None,
+            "above the directory named"
+        );
+        let root = Path::new("/tmp/sweep/lr0.1/seed_5");
+        let p = root.join("metrics.csv");
+        assert_eq!(
+            seed_from_path(&p, Some(root)).as_deref(),
+            Some("5"),
+            "the named one counts"
+        );
     }
 
     #[test]

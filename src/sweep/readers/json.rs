@@ -30,6 +30,7 @@ pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
             };
             Ok(Found::Runs(vec![run.into_record(
                 path,
+                root,
                 String::new(),
                 fallback,
                 true,
@@ -52,7 +53,7 @@ pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
                         "this list item is not a run object (no \"metrics\", \"summary\" or \"history\")",
                     ));
                 }
-                out.push(run.into_record(path, place, format!("{stem} #{}", i + 1), false));
+                out.push(run.into_record(path, root, place, format!("{stem} #{}", i + 1), false));
             }
             Ok(Found::Runs(out))
         }

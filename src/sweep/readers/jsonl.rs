@@ -47,7 +47,7 @@ impl RowRun {
     }
 }
 
-pub fn read(path: &Path, bytes: &[u8]) -> Result<Found> {
+pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
     let mut records = Vec::new();
     let mut runs: Vec<RowRun> = Vec::new();
     let mut by_name: HashMap<Option<String>, usize> = HashMap::new();
@@ -64,7 +64,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Found> {
             let run = RunObject::deserialize(Value::Object(row))
                 .map_err(|e| Error::input(path, &place, e))?;
             let fallback = format!("{} line {line_no}", file_stem(path));
-            records.push(run.into_record(path, place, fallback, false));
+            records.push(run.into_record(path, root, place, fallback, false));
             continue;
         }
         let name = RUN_KEYS
@@ -124,7 +124,7 @@ pub fn read(path: &Path, bytes: &[u8]) -> Result<Found> {
         let seed = run
             .seed
             .or_else(|| seed_from_name(&name))
-            .or_else(|| from_file.then(|| seed_from_path(path)).flatten());
+            .or_else(|| from_file.then(|| seed_from_path(path, root)).flatten());
         let (metrics, history) = run.series.finish();
         records.push(RunRecord {
             place: if single {

@@ -75,7 +75,7 @@ pub fn read(path: &Path, records: &[Record], root: Option<&Path>) -> Result<Foun
     Ok(Found::Runs(vec![RunRecord {
         name,
         group: None,
-        seed: seed_from_config(&config).or_else(|| seed_from_path(path)),
+        seed: seed_from_config(&config).or_else(|| seed_from_path(path, root)),
         task: task_from_config(&config),
         config,
         metrics,

@@ -225,10 +225,10 @@ fn read_one(job: &Job) -> Result<Found> {
     let root = job.root.as_deref();
     match &job.source {
         Source::Json(p) => json::read(p, &read_file(p)?, root),
-        Source::Jsonl(p) => jsonl::read(p, &read_file(p)?),
+        Source::Jsonl(p) => jsonl::read(p, &read_file(p)?, root),
         Source::Csv(p) => tables::read(p, &read_file(p)?, root),
         Source::TfEvents { dir, parts } => tfevents::read_run(dir, parts, root),
-        Source::WandbDir(d) => wandb_dir::read(d),
+        Source::WandbDir(d) => wandb_dir::read(d, root),
         Source::MlflowRun(d) => mlflow_files::read_run(d),
         Source::MlflowDb(p) => mlflow_sqlite::read(p),
     }

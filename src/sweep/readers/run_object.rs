@@ -54,10 +54,12 @@ impl RunObject {
     }
 
     /// The record, with `fallback_name` used when the object names no run. The file's name
-    /// may give the seed only when the file holds this one run (`alone`).
+    /// may give the seed only when the file holds this one run (`alone`); `root` is the
+    /// directory the user named, if the file was found by walking it.
     pub fn into_record(
         self,
         path: &Path,
+        root: Option<&Path>,
         place: String,
         fallback_name: String,
         alone: bool,
@@ -92,7 +94,7 @@ impl RunObject {
             .or_else(|| seed_from_name(&name))
             .or_else(|| {
                 alone
-                    .then(|| super::identity::seed_from_path(path))
+                    .then(|| super::identity::seed_from_path(path, root))
                     .flatten()
             });
         let task = [self.task, self.env, self.dataset]

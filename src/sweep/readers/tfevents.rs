@@ -7,7 +7,7 @@
 //! tensorboardX's `add_hparams`, TF's `hparams` API) become the run's config.
 
 use super::crc32c::masked_crc32c;
-use super::identity::{dir_run_name, seed_from_config, seed_from_name, task_from_config};
+use super::identity::{dir_run_name, seed_from_config, seed_from_dirs, task_from_config};
 use super::protobuf::{each_fixed32, each_fixed64, DecodeError, Fields, Wire};
 use super::series::Series;
 use super::{read_file, Found};
@@ -382,12 +382,7 @@ pub fn read_run(
     // Lightning's TensorBoard logger writes hparams.yaml beside its event files.
     let mut config = super::lightning_csv::read_hparams_yaml(dir)?;
     config.extend(events.hparams);
-    let seed = seed_from_config(&config).or_else(|| {
-        dir.ancestors()
-            .take(3)
-            .filter_map(|d| d.file_name()?.to_str())
-            .find_map(seed_from_name)
-    });
+    let seed = seed_from_config(&config).or_else(|| seed_from_dirs(dir, root));
     let (metrics, history) = merge(events.scalars).finish();
     Ok(Found::Runs(vec![RunRecord {
         name,

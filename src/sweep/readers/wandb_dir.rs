@@ -5,7 +5,7 @@
 //! `files/wandb-history.jsonl`, which SDKs before 2020 wrote.
 
 use super::cells::{json_error, sanitize_nonfinite};
-use super::identity::{flatten_into, seed_from_config, seed_from_name, task_from_config};
+use super::identity::{flatten_into, seed_from_config, seed_from_dirs, task_from_config};
 use super::run_object::Summary;
 use super::series::Series;
 use super::{read_file, yaml, Found};
@@ -17,7 +17,7 @@ use std::path::Path;
 /// Config keys W&B adds for itself.
 const INTERNAL_CONFIG_KEYS: [&str; 2] = ["wandb_version", "_wandb"];
 
-pub fn read(dir: &Path) -> Result<Found> {
+pub fn read(dir: &Path, root: Option<&Path>) -> Result<Found> {
     let files = dir.join("files");
     let summary_path = files.join("wandb-summary.json");
     let history_path = files.join("wandb-history.jsonl");
@@ -85,12 +85,11 @@ pub fn read(dir: &Path) -> Result<Found> {
     let (mut metrics, history) = history.unwrap_or(log.history).finish();
     metrics.extend(log.summary);
     metrics.extend(summary.unwrap_or_default());
+    // The run directory's own name holds a date and an id, never a seed; look above it, but not
+    // above the directory the user named.
     let seed = seed_from_config(&config).or_else(|| {
-        dir.ancestors()
-            .skip(1)
-            .take(2)
-            .filter_map(|d| d.file_name()?.to_str())
-            .find_map(seed_from_name)
+        let parent = dir.parent().filter(|_| root != Some(dir))?;
+        seed_from_dirs(parent, root)
     });
     Ok(Found::Runs(vec![RunRecord {
         name,
