@@ -900,3 +900,22 @@ fn a_file_of_many_runs_does_not_give_them_all_its_seed() {
     );
     assert_eq!(one(&p).seed.as_deref(), Some("7"));
 }
+
+#[test]
+fn a_message_log_in_jsonl_is_passed_over_when_walking() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "train.log.jsonl",
+        "{\"level\": \"info\", \"msg\": \"started\"}\n",
+    );
+    write(t.path(), "run_s1.jsonl", "{\"step\": 1, \"loss\": 0.5}\n");
+    let out = read_paths_detailed(&[t.path().to_path_buf()]).unwrap();
+    assert_eq!(out.runs.len(), 1);
+    assert_eq!(out.skipped.len(), 1);
+    assert!(
+        out.skipped[0].reason.contains("hold no numbers"),
+        "{:?}",
+        out.skipped
+    );
+}

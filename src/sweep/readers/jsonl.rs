@@ -109,6 +109,13 @@ pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
                 .map_err(|m| Error::input(path, &m.place, m.message))?;
         }
     }
+    if records.is_empty() && runs.iter().all(|r| r.series.is_empty()) {
+        return Ok(Found::NotARun(if runs.is_empty() {
+            "an empty JSON Lines file".into()
+        } else {
+            "JSON Lines whose rows hold no numbers (a log of messages?)".into()
+        }));
+    }
     let stem = file_stem(path);
     let single = runs.len() == 1;
     for run in runs {
@@ -141,9 +148,6 @@ pub fn read(path: &Path, bytes: &[u8], root: Option<&Path>) -> Result<Found> {
             history,
             source: path.to_path_buf(),
         });
-    }
-    if records.is_empty() {
-        return Ok(Found::NotARun("an empty JSON Lines file".into()));
     }
     Ok(Found::Runs(records))
 }
