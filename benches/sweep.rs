@@ -3,7 +3,8 @@
 //!   reduced and compared (target: under 1 s on 2 cores);
 //! - the stratified bootstrap: 50,000 resamples of 2 arms × 10 runs (target: under 100 ms).
 //!
-//! Run with `cargo bench --bench sweep`.
+//! The end-to-end figure is also split into reading and comparing. Run with
+//! `cargo bench --bench sweep`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use mldebug::sweep::compare::{compare, Options};
@@ -48,6 +49,14 @@ fn end_to_end(c: &mut Criterion) {
             let cmp = compare(&runs, &opts).unwrap();
             std::hint::black_box(cmp.verdict.kind)
         })
+    });
+    // The same work split in two, to see where the time goes.
+    group.bench_function("10k JSON run files, read only", |b| {
+        b.iter(|| std::hint::black_box(read_paths(&paths).unwrap().len()))
+    });
+    let runs = read_paths(&paths).unwrap();
+    group.bench_function("10k runs in memory, reduce + stats only", |b| {
+        b.iter(|| std::hint::black_box(compare(&runs, &opts).unwrap().verdict.kind))
     });
     group.finish();
 }
