@@ -56,7 +56,7 @@ pub fn build(c: &Comparison) -> Report {
             "sweep-compare  metric={} ({dir}; {})  reduce={}  files={} runs={}{} failed={failed}",
             c.metric,
             c.direction.how,
-            c.reduction_text(),
+            c.reduction,
             c.files,
             used,
             if ignored > 0 {
@@ -457,12 +457,5 @@ fn multi_task(
                 ));
             }
         }
-    }
-}
-
-impl Comparison {
-    /// The reduction as typed on the command line.
-    pub fn reduction_text(&self) -> String {
-        self.reduction.to_string()
     }
 }

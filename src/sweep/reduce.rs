@@ -10,6 +10,10 @@ use crate::{Error, Result};
 use std::fmt;
 use std::str::FromStr;
 
+/// Relative tolerance when matching `at-step:N`: steps are integers in every format we read, and
+/// this only absorbs float text such as `1000.0000000001`.
+const STEP_TOLERANCE: f64 = 1e-9;
+
 /// How a run's metric becomes one number.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
@@ -149,10 +153,9 @@ pub fn reduce(
             tail.iter().map(|p| p.1).sum::<f64>() / tail.len() as f64
         }
         Reduction::AtStep { step } => {
-            // Steps are integers in every format we read; a relative tolerance absorbs float text.
             let hit = history
                 .iter()
-                .find(|p| (p.0 - step).abs() <= 1e-9 * step.abs().max(1.0));
+                .find(|p| (p.0 - step).abs() <= STEP_TOLERANCE * step.abs().max(1.0));
             match hit {
                 Some(p) => p.1,
                 None => {
