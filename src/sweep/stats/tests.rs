@@ -469,3 +469,44 @@ fn bootstrap_is_reproducible_and_brackets_the_estimate() {
     let other = stratified(&tasks, true, 2000, 8, 0.95);
     assert_ne!(one, other);
 }
+
+#[test]
+fn large_sample_approximations_match_scipy() {
+    // a = [((i*37) % 23) / 10 for i in range(35)]; b = [((i*29) % 19) / 10 + 0.2 for i in range(35)]
+    // scipy.stats.mannwhitneyu(a, b, method='asymptotic', use_continuity=False)
+    //   -> statistic 604.0, pvalue 0.9204018918684115 (pooled 70 > 60: normal path, tie-corrected)
+    let a: Vec<f64> = (0..35).map(|i| ((i * 37) % 23) as f64 / 10.0).collect();
+    let b: Vec<f64> = (0..35)
+        .map(|i| ((i * 29) % 19) as f64 / 10.0 + 0.2)
+        .collect();
+    let m = mann_whitney(&a, &b);
+    assert_eq!(m.test.method, PMethod::Normal);
+    close(m.test.statistic, 604.0);
+    close(m.test.p, 0.9204018918684115);
+    // d = [(((i*37) % 11) - 4) * 0.5 for i in range(250)]
+    // scipy.stats.wilcoxon(d, method='approx', correction=False, zero_method='wilcox')
+    //   -> pvalue 3.653005428124827e-06; W+ (rankdata of |d| without zeros) = 17506.0
+    let d: Vec<f64> = (0..250)
+        .map(|i| (((i * 37) % 11) as f64 - 4.0) * 0.5)
+        .collect();
+    let w = signed_rank(&d);
+    assert_eq!(w.method, PMethod::Normal);
+    close(w.statistic, 17506.0);
+    close(w.p, 3.653005428124827e-06);
+}
+
+#[test]
+fn two_sample_monte_carlo_is_close_to_the_exact_value() {
+    // 12 v 12: C(24, 12) = 2,704,156 splits, above the exact limit. Enumerated in Python over
+    // itertools.combinations(range(24), 12): 4972 splits with |Δ*| >= |Δ|, p = 0.0018386513204119881.
+    // 100,000 draws give a standard error of about 0.00014; allow 5 of them.
+    let a = [
+        0.81, 0.79, 0.84, 0.80, 0.83, 0.78, 0.82, 0.80, 0.79, 0.85, 0.81, 0.80,
+    ];
+    let b = [
+        0.77, 0.80, 0.76, 0.79, 0.75, 0.80, 0.78, 0.79, 0.77, 0.81, 0.78, 0.76,
+    ];
+    let r = two_sample(&a, &b, &mut Rng::seeded(0));
+    assert!(matches!(r.method, PMethod::MonteCarlo { .. }));
+    assert!((r.p - 0.0018386513204119881).abs() < 7e-4, "{}", r.p);
+}
