@@ -133,3 +133,26 @@ fn multi_task_uses_holm_and_the_stratified_bootstrap() {
     assert!(text.contains("2000 resamples, rng seed 7"), "{text}");
     insta::assert_snapshot!("multi_task", text);
 }
+
+#[test]
+fn paired_as_markdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = [81.5, 80.6, 82.1, 81.3, 81.6, 80.9];
+    let b = [80.7, 79.6, 81.3, 80.4, 80.9, 80.1];
+    write_runs(
+        dir.path(),
+        "val/acc",
+        &paired("lora_r16", &a, "baseline", &b, None),
+    );
+    let (text, kind) = report(&[
+        dir.path().to_str().unwrap(),
+        "--format",
+        "markdown",
+        "--mde",
+        "0.5",
+    ])
+    .unwrap();
+    // Six pairs all favouring A: the exact tests can now reach 0.05 (min 0.03125).
+    assert_eq!(kind, VerdictKind::ABetter, "{text}");
+    insta::assert_snapshot!("paired_markdown", text);
+}
