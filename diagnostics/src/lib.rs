@@ -19,6 +19,7 @@ pub mod model;
 pub mod nn;
 pub mod options;
 pub mod report;
+pub mod rng;
 pub mod trace;
 pub mod zoo;
 
