@@ -23,7 +23,7 @@ pub fn render(m: &DemoMatrix, style: &Style) -> String {
         "{MATCHED} the verdict a correct mldebug must give: fail on a twin's bug, no fail on a clean \
          model.\n{MISMATCHED} a different verdict. No mark: any verdict will do."
     );
-    let _ = writeln!(out, "{}", table(m, style));
+    let _ = writeln!(out, "{}", table(m, style).trim_fmt());
     let wrong: Vec<(&str, &MatrixCell)> = m
         .rows
         .iter()

@@ -2,6 +2,7 @@
 //! gradient-norm profile per parameter. Drawn into a string first, so a failed plot leaves no
 //! half-written file.
 
+use super::number::sig;
 use crate::{Error, Result};
 use mldebug_diagnostics::report::Series;
 use mldebug_diagnostics::{Finding, Report};
@@ -14,6 +15,8 @@ use std::path::{Path, PathBuf};
 const LOG_SPAN: f64 = 100.0;
 /// Pixels per parameter row in the gradient-norm profile: room for one line of label text.
 const ROW_PX: u32 = 22;
+/// Blank pixels above and below each bar, so neighbouring parameters read as separate rows.
+const BAR_GAP_PX: u32 = 3;
 /// Approximate width of one label character at the plot's font size (for the label margin).
 const CHAR_PX: u32 = 9;
 const WIDTH_PX: u32 = 900;
@@ -29,7 +32,7 @@ pub fn write_plots(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
         .checks
         .iter()
         .flat_map(|f| f.series.iter().map(move |s| (f, s)))
-        .map(|(f, s)| Ok((dir.join(file_name(f, s)), svg(f, s)?)))
+        .map(|(f, s)| Ok((dir.join(file_name(f, s)), svg(&report.model, f, s)?)))
         .collect::<Result<_>>()?;
     if plots.is_empty() {
         return Ok(Vec::new());
@@ -48,14 +51,15 @@ pub fn file_name(f: &Finding, s: &Series) -> String {
     format!("{}-{}.svg", f.check, s.name.replace('_', "-"))
 }
 
-/// The SVG text for one series: a bar per label when the points are labelled (one per
-/// parameter), else a line over x.
-pub fn svg(f: &Finding, s: &Series) -> Result<String> {
+/// The SVG text for one series of `model`'s finding: a bar per label when the points are
+/// labelled (one per parameter), else a line over x.
+pub fn svg(model: &str, f: &Finding, s: &Series) -> Result<String> {
     let mut out = String::new();
+    let title = caption(model, f, s);
     let drawn = if s.labels.is_empty() {
-        line_chart(&mut out, f, s)
+        line_chart(&mut out, &title, s)
     } else {
-        profile_chart(&mut out, f, s)
+        profile_chart(&mut out, &title, s)
     };
     drawn.map_err(|e| Error::internal(format!("plotting {} {}: {e}", f.check, s.name)))?;
     Ok(out)
@@ -63,11 +67,17 @@ pub fn svg(f: &Finding, s: &Series) -> Result<String> {
 
 type DrawResult = std::result::Result<(), Box<dyn std::error::Error>>;
 
-fn caption(f: &Finding, s: &Series) -> String {
-    format!("{} · {} ({})", f.check, s.name.replace('_', " "), f.status)
+/// `zoo::mlp · overfit: loss (pass)`.
+fn caption(model: &str, f: &Finding, s: &Series) -> String {
+    format!(
+        "{model} · {}: {} ({})",
+        f.check,
+        s.name.replace('_', " "),
+        f.status
+    )
 }
 
-fn line_chart(out: &mut String, f: &Finding, s: &Series) -> DrawResult {
+fn line_chart(out: &mut String, title: &str, s: &Series) -> DrawResult {
     let finite: Vec<(f64, f64)> = s
         .points
         .iter()
@@ -79,10 +89,10 @@ fn line_chart(out: &mut String, f: &Finding, s: &Series) -> DrawResult {
     let root = SVGBackend::with_string(out, (WIDTH_PX, LINE_HEIGHT_PX)).into_drawing_area();
     root.fill(&WHITE)?;
     if y0 > 0.0 && y1 / y0 >= LOG_SPAN {
-        draw_line(&root, f, s, &finite, x0..x1, (y0..y1).log_scale())?;
+        draw_line(&root, title, s, &finite, x0..x1, (y0..y1).log_scale())?;
     } else {
         let pad = (y1 - y0) * 0.05;
-        draw_line(&root, f, s, &finite, x0..x1, (y0 - pad)..(y1 + pad))?;
+        draw_line(&root, title, s, &finite, x0..x1, (y0 - pad)..(y1 + pad))?;
     }
     root.present()?;
     Ok(())
@@ -90,7 +100,7 @@ fn line_chart(out: &mut String, f: &Finding, s: &Series) -> DrawResult {
 
 fn draw_line<Y>(
     root: &DrawingArea<SVGBackend, plotters::coord::Shift>,
-    f: &Finding,
+    title: &str,
     s: &Series,
     points: &[(f64, f64)],
     x: std::ops::Range<f64>,
@@ -101,13 +111,15 @@ where
     Y::CoordDescType: ValueFormatter<f64>,
 {
     let mut chart = ChartBuilder::on(root)
-        .caption(caption(f, s), (FONT, CAPTION_PT))
+        .caption(title, (FONT, CAPTION_PT))
         .margin(16)
         .x_label_area_size(56)
         .y_label_area_size(84)
         .build_cartesian_2d(x, y)?;
     chart
         .configure_mesh()
+        .x_label_formatter(&|v| tick(*v))
+        .y_label_formatter(&|v| tick(*v))
         .x_desc(s.x_label.as_str())
         .y_desc(s.y_label.as_str())
         .axis_desc_style((FONT, AXIS_NAME_PT))
@@ -124,7 +136,7 @@ where
 /// One horizontal bar per labelled point on a log axis, first label at the top. A zero or
 /// non-finite value cannot sit on a log axis: it is drawn as a red mark at the left edge and its
 /// label says why.
-fn profile_chart(out: &mut String, f: &Finding, s: &Series) -> DrawResult {
+fn profile_chart(out: &mut String, title: &str, s: &Series) -> DrawResult {
     let n = s.points.len();
     let positive: Vec<f64> = s
         .points
@@ -132,12 +144,14 @@ fn profile_chart(out: &mut String, f: &Finding, s: &Series) -> DrawResult {
         .map(|p| p[1])
         .filter(|v| v.is_finite() && *v > 0.0)
         .collect();
-    let (lo, hi) = bounds(positive.iter().copied());
-    let (lo, hi) = if positive.is_empty() {
-        (1e-12, 1.0)
-    } else {
-        (lo / 10.0, hi * 10.0)
-    };
+    // A decade of room on each side; with no positive value, an arbitrary visible span.
+    let (lo, hi) = positive
+        .iter()
+        .fold(None, |acc: Option<(f64, f64)>, &v| match acc {
+            None => Some((v, v)),
+            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
+        })
+        .map_or((1e-12, 1.0), |(lo, hi)| (lo / 10.0, hi * 10.0));
     let label_chars = s
         .labels
         .iter()
@@ -159,7 +173,7 @@ fn profile_chart(out: &mut String, f: &Finding, s: &Series) -> DrawResult {
     // Rows are numbered bottom-up on the axis; parameter i sits on row n-1-i so the first
     // layer is at the top.
     let mut chart = ChartBuilder::on(&root)
-        .caption(caption(f, s), (FONT, CAPTION_PT))
+        .caption(title, (FONT, CAPTION_PT))
         .margin(16)
         .x_label_area_size(56)
         .y_label_area_size(label_chars as u32 * CHAR_PX)
@@ -167,6 +181,7 @@ fn profile_chart(out: &mut String, f: &Finding, s: &Series) -> DrawResult {
     chart
         .configure_mesh()
         .disable_y_mesh()
+        .x_label_formatter(&|v| tick(*v))
         .y_labels(n)
         .y_label_formatter(&|v| match v {
             SegmentValue::CenterOf(row) if *row < n => label_of(n - 1 - row),
@@ -180,20 +195,40 @@ fn profile_chart(out: &mut String, f: &Finding, s: &Series) -> DrawResult {
         let row = n - 1 - i;
         let ok = p[1].is_finite() && p[1] > 0.0;
         let (end, colour) = if ok {
-            (p[1], BLUE.mix(0.8))
+            (p[1], BLUE.mix(0.6))
         } else {
             (lo * 1.6, RED.mix(0.9))
         };
-        Rectangle::new(
+        let mut bar = Rectangle::new(
             [
                 (lo, SegmentValue::Exact(row)),
                 (end, SegmentValue::Exact(row + 1)),
             ],
             colour.filled(),
-        )
+        );
+        bar.set_margin(BAR_GAP_PX, BAR_GAP_PX, 0, 0);
+        bar
     }))?;
     root.present()?;
     Ok(())
+}
+
+/// An axis tick: three significant digits without trailing zeros (`1.4`, `0.9`, `1.0e-5` → `1e-5`).
+fn tick(v: f64) -> String {
+    let text = sig(v);
+    let (mantissa, exponent) = match text.split_once('e') {
+        Some((m, e)) => (m.to_string(), format!("e{e}")),
+        None => (text, String::new()),
+    };
+    let mantissa = if mantissa.contains('.') {
+        mantissa
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    } else {
+        mantissa
+    };
+    format!("{mantissa}{exponent}")
 }
 
 /// (min, max) of the values, widened when they are equal or absent so an axis can be built.
@@ -235,7 +270,7 @@ mod tests {
     fn a_loss_curve_is_an_svg_with_its_axis_names() {
         let points = (0..50).map(|i| [i as f64, 2.3 * 0.9f64.powi(i)]).collect();
         let f = finding(CheckId::Overfit, loss(points));
-        let text = svg(&f, &f.series[0]).unwrap();
+        let text = svg("zoo::mlp", &f, &f.series[0]).unwrap();
         assert!(text.starts_with("<svg"), "{}", &text[..80]);
         assert!(
             text.contains("\nstep\n") && text.contains("\nloss\n"),
@@ -246,12 +281,21 @@ mod tests {
     }
 
     #[test]
+    fn ticks_drop_trailing_zeros() {
+        assert_eq!(tick(1.4), "1.4");
+        assert_eq!(tick(0.9), "0.9");
+        assert_eq!(tick(200.0), "200");
+        assert_eq!(tick(1e-5), "1e-5");
+        assert_eq!(tick(0.0105), "0.0105");
+    }
+
+    #[test]
     fn a_curve_with_nan_and_a_rising_curve_still_plot() {
         let f = finding(
             CheckId::Overfit,
             loss(vec![[0.0, -1.0], [1.0, -3.0], [2.0, f64::NAN]]),
         );
-        assert!(svg(&f, &f.series[0]).is_ok());
+        assert!(svg("zoo::mlp", &f, &f.series[0]).is_ok());
     }
 
     #[test]
@@ -266,11 +310,36 @@ mod tests {
                 labels: vec!["fc1.weight".into(), "fc1.bias".into(), "fc2.weight".into()],
             },
         );
-        let text = svg(&f, &f.series[0]).unwrap();
+        let text = svg("zoo::mlp", &f, &f.series[0]).unwrap();
+        assert!(text.contains("<rect"), "no bars drawn");
         assert!(text.contains("fc1.weight"));
         assert!(text.contains("fc1.bias (zero)"));
         assert!(text.contains("fc2.weight"));
         assert_eq!(file_name(&f, &f.series[0]), "grad-flow-grad-norm.svg");
+    }
+
+    #[test]
+    fn a_profile_of_one_parameter_still_draws_its_bar_and_axis() {
+        let f = finding(
+            CheckId::GradFlow,
+            Series {
+                name: "grad_norm".into(),
+                x_label: "parameter".into(),
+                y_label: "gradient L2 norm".into(),
+                points: vec![[4.0, 3e-9]],
+                labels: vec!["hidden.1.bias".into()],
+            },
+        );
+        let text = svg("zoo::mlp", &f, &f.series[0]).unwrap();
+        let bars = text.matches("<rect").count();
+        assert!(
+            bars >= 2,
+            "background and one bar expected, got {bars} rects"
+        );
+        assert!(
+            text.contains("e-9") || text.contains("e-8"),
+            "no tick labels:\n{text}"
+        );
     }
 
     #[test]

@@ -10,6 +10,10 @@ use mldebug_diagnostics::report::Series;
 use mldebug_diagnostics::{CheckId, Finding, Report, Status};
 use std::fmt::Write;
 
+/// Detail lines shown per finding: enough for every parameter of a small model or the frames
+/// before a NaN, while a long backtrace in an error does not bury the rest of the report.
+const MAX_DETAIL_LINES: usize = 20;
+
 /// The series a check's row draws as a sparkline, when it has one.
 const SPARKLINE_SERIES: &[(CheckId, &str)] = &[(CheckId::Overfit, "loss")];
 
@@ -21,7 +25,7 @@ pub fn render(report: &Report, style: &Style) -> String {
         "{} · {} · seed {}",
         report.model, report.device, report.seed
     );
-    let _ = writeln!(out, "{}", table(report, style));
+    let _ = writeln!(out, "{}", table(report, style).trim_fmt());
     for finding in report.checks.iter().filter(|f| f.status != Status::Pass) {
         out.push('\n');
         out.push_str(&details(finding, style));
@@ -128,8 +132,12 @@ fn details(f: &Finding, style: &Style) -> String {
     if !f.metrics.is_empty() {
         let _ = writeln!(out, "    numbers: {}", metrics_line(f));
     }
-    for line in &f.details {
+    for line in f.details.iter().take(MAX_DETAIL_LINES) {
         let _ = writeln!(out, "    {line}");
+    }
+    if f.details.len() > MAX_DETAIL_LINES {
+        let more = f.details.len() - MAX_DETAIL_LINES;
+        let _ = writeln!(out, "    … {more} more lines (--json has them all)");
     }
     let see = format!("mldebug show {}", f.entry);
     if !f.entry.is_empty() {
@@ -237,6 +245,23 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("2 checks: 1 pass, 1 fail\n"), "{text}");
+    }
+
+    #[test]
+    fn long_details_are_cut_with_a_pointer_to_json() {
+        let mut f = Finding::new(
+            CheckId::InitLoss,
+            Status::Error,
+            "the model returned an error",
+        );
+        f.details = (0..50).map(|i| format!("frame {i}")).collect();
+        let text = render(&report(vec![f]), &Style::plain());
+        assert!(text.contains("    frame 19\n"), "{text}");
+        assert!(!text.contains("frame 20"), "{text}");
+        assert!(
+            text.contains("    … 30 more lines (--json has them all)"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -33,8 +33,9 @@ pub fn render(entries: &[ZooEntry], style: &Style) -> String {
     }
     let clean = entries.iter().filter(|e| e.clean).count();
     format!(
-        "{table}\n{} models: {clean} clean, {} with a bug. Run one with \
-         `mldebug check all --model zoo::<name>`; all of them with `mldebug demo`.\n",
+        "{}\n{} models: {clean} clean, {} with a bug.\nRun one: mldebug check all --model \
+         zoo::<name>\nRun them all: mldebug demo\n",
+        table.trim_fmt(),
         entries.len(),
         entries.len() - clean
     )
