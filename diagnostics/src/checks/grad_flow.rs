@@ -8,8 +8,8 @@
 //! - **non-finite** — NaN or infinite values in the gradient;
 //! - otherwise the gradient's L2 norm and its ratio to the parameter's norm.
 //!
-//! Then the first layer's gradient norm against the last one's (layers ordered by their distance
-//! from the loss in the graph): tiny means vanishing, huge means exploding (AutoTrainer's rules).
+//! Then the first layer's gradient norm against the last hidden layer's (layers ordered by their
+//! distance from the loss in the graph): tiny means vanishing, huge means exploding (AutoTrainer's rules).
 //! When the model is built from the traced layers in [`crate::nn`], the module that cut the graph
 //! is named.
 //!
@@ -31,8 +31,8 @@ use std::collections::HashMap;
 
 const ID: CheckId = CheckId::GradFlow;
 
-/// First-layer / last-layer gradient norm below this is vanishing (AutoTrainer β1 = 1e-3,
-/// ICSE'21 Table I). Clean zoo models: 0.05–20.
+/// First-layer / last-hidden-layer gradient norm below this is vanishing (AutoTrainer β1 = 1e-3,
+/// ICSE'21 Table I). Zoo: clean models CALIBRATE_CLEAN; the ten-layer sigmoid MLP CALIBRATE_SIGMOID.
 pub const GRAD_VANISH_RATIO: f64 = 1e-3;
 /// ... above this is exploding (AutoTrainer β3 = 70).
 pub const GRAD_EXPLODE_RATIO: f64 = 70.0;
@@ -155,17 +155,23 @@ fn run<M: DebugModel>(
     Ok(judge(&rows, &cuts, opts))
 }
 
-/// First (farthest from the loss) and last (closest) weight matrices with a usable gradient.
+/// The first (farthest from the loss) and the last hidden weight matrix with a usable gradient.
+///
+/// The output layer (the weight closest to the loss) is left out: its gradient is the loss's
+/// gradient times the activations, not something backpropagated through other weights, and it
+/// swings with the output layer's init scale (a small-init head makes every other layer's
+/// gradient look tiny next to it: zoo `cnn` first/head = 2e-3 while first/last hidden = 0.4).
 fn first_and_last(rows: &[ParamGrad]) -> Option<(&ParamGrad, &ParamGrad)> {
     let mut weights: Vec<&ParamGrad> = rows
         .iter()
         .filter(|r| r.shape.len() >= 2 && r.grad_norm().is_some() && r.depth.is_some())
         .collect();
-    if weights.len() < 2 {
+    weights.sort_by_key(|r| r.depth);
+    let hidden = weights.get(1..)?;
+    if hidden.len() < 2 {
         return None;
     }
-    weights.sort_by_key(|r| r.depth);
-    Some((weights[weights.len() - 1], weights[0]))
+    Some((hidden[hidden.len() - 1], hidden[0]))
 }
 
 fn list(names: &[&str]) -> String {
@@ -252,22 +258,22 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
         match layer_ratio {
             Some((first, last, r)) if r < GRAD_VANISH_RATIO => (
                 Status::Fail,
-                format!("vanishing gradients: the first layer's gradient ({first}) is {r:.1e}x the last layer's ({last})"),
+                format!("vanishing gradients: the first layer's gradient ({first}) is {r:.1e}x the last hidden layer's ({last})"),
             ),
             Some((first, last, r)) if r > GRAD_EXPLODE_RATIO => (
                 Status::Fail,
-                format!("exploding gradients: the first layer's gradient ({first}) is {r:.1e}x the last layer's ({last})"),
+                format!("exploding gradients: the first layer's gradient ({first}) is {r:.1e}x the last hidden layer's ({last})"),
             ),
             Some((first, last, r)) if r < GRAD_VANISH_WARN_RATIO => (
                 Status::Warn,
-                format!("gradients shrink towards the input: the first layer's ({first}) is {r:.1e}x the last layer's ({last})"),
+                format!("gradients shrink towards the input: the first layer's ({first}) is {r:.1e}x the last hidden layer's ({last})"),
             ),
             _ => (
                 Status::Pass,
                 format!(
                     "all {total} parameters get finite, non-zero gradients{}",
                     layer_ratio
-                        .map(|(_, _, r)| format!(" (first/last layer ratio {r:.2})"))
+                        .map(|(_, _, r)| format!(" (first/last hidden layer gradient ratio {r:.2})"))
                         .unwrap_or_default()
                 ),
             ),
@@ -282,6 +288,9 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
         .next(next_for(ID, status, opts));
     if let Some((_, _, r)) = layer_ratio {
         f = f.metric("first_last_ratio", r);
+    }
+    if let Some((first, _)) = first_and_last(rows) {
+        f = f.metric("first_layer_grad_norm", first.grad_norm().unwrap_or(0.0));
     }
     let norms: Vec<f64> = rows.iter().filter_map(ParamGrad::grad_norm).collect();
     if !norms.is_empty() {

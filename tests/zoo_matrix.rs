@@ -1,0 +1,123 @@
+//! Every check against every zoo model over several seeds.
+//!
+//! Clean models must never fail (nor error); each buggy twin must fail the checks it is meant to
+//! fail (`ZooModel::fails`) in at least `MIN_FAILS` of `SEEDS` seeds, since some bugs show only
+//! on some inits. The table of fail rates per model × check is printed (`--nocapture`).
+
+use mldebug_diagnostics::zoo;
+use mldebug_diagnostics::{CheckId, Options, Report, Status};
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+/// Seeds per model.
+const SEEDS: u64 = 5;
+/// A twin must fail its checks in at least this many of the seeds.
+const MIN_FAILS: usize = 4;
+
+fn letter(s: Status) -> char {
+    match s {
+        Status::Pass => 'P',
+        Status::Warn => 'W',
+        Status::Fail => 'F',
+        Status::Skipped => 'S',
+        Status::Error => 'E',
+    }
+}
+
+#[test]
+fn clean_models_pass_and_twins_fail_their_checks() {
+    let started = Instant::now();
+    let mut problems = Vec::new();
+    let mut table = vec![format!(
+        "{:<26} {}  (per check: statuses over seeds 0..{SEEDS}; F fail, W warn, P pass, S skipped, E error)",
+        "model",
+        CheckId::ALL.map(|c| format!("{:<14}", c.as_str())).join("")
+    )];
+    for model in zoo::all() {
+        let t0 = Instant::now();
+        let reports: Vec<Report> = (0..SEEDS)
+            .map(|seed| {
+                let opts = Options {
+                    seed,
+                    model_label: format!("zoo::{}", model.name),
+                    ..Options::default()
+                };
+                (model.run)(&CheckId::ALL, &opts)
+            })
+            .collect();
+        let mut cells = Vec::new();
+        for check in CheckId::ALL {
+            let statuses: Vec<Status> = reports
+                .iter()
+                .map(|r| r.finding(check).expect("every check reported").status)
+                .collect();
+            let fails = statuses.iter().filter(|&&s| s == Status::Fail).count();
+            let marks: String = statuses.iter().map(|&s| letter(s)).collect();
+            let must_fail = model.fails.contains(&check);
+            cells.push(format!(
+                "{:<14}",
+                format!("{marks}{}", if must_fail { "*" } else { "" })
+            ));
+            for (seed, r) in reports.iter().enumerate() {
+                let f = r.finding(check).unwrap();
+                if f.status == Status::Error || (model.clean && f.status == Status::Fail) {
+                    problems.push(format!(
+                        "{} seed {seed} {check}: {} ({})",
+                        model.name, f.status, f.summary
+                    ));
+                }
+            }
+            if must_fail && fails < MIN_FAILS {
+                let sample = reports
+                    .iter()
+                    .map(|r| r.finding(check).unwrap())
+                    .find(|f| f.status != Status::Fail)
+                    .map(|f| f.summary.clone())
+                    .unwrap_or_default();
+                problems.push(format!(
+                    "{} {check}: failed in {fails} of {SEEDS} seeds (need {MIN_FAILS}); e.g. {sample}",
+                    model.name
+                ));
+            }
+        }
+        table.push(format!(
+            "{:<26} {}  {:.1}s",
+            model.name,
+            cells.join(""),
+            t0.elapsed().as_secs_f64()
+        ));
+    }
+    println!("{}", table.join("\n"));
+    println!(
+        "* = must fail; total {:.1}s",
+        started.elapsed().as_secs_f64()
+    );
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
+/// Print every finding of one model (for calibration): `MLDEBUG_ZOO=mlp cargo test --test zoo_matrix dump -- --nocapture --ignored`.
+#[test]
+#[ignore]
+fn dump() {
+    let name = std::env::var("MLDEBUG_ZOO").unwrap_or_else(|_| "mlp".to_string());
+    let model = zoo::find(&name).expect("zoo model");
+    for seed in 0..SEEDS {
+        let opts = Options {
+            seed,
+            ..Options::default()
+        };
+        let r = (model.run)(&CheckId::ALL, &opts);
+        for f in &r.checks {
+            let m: BTreeMap<_, _> = f.metrics.iter().collect();
+            println!(
+                "seed {seed} {} {}: {}\n    {m:?}",
+                f.check, f.status, f.summary
+            );
+            if std::env::var("MLDEBUG_DETAILS").is_ok() {
+                for d in &f.details {
+                    println!("      {d}");
+                }
+            }
+        }
+    }
+}
