@@ -124,6 +124,9 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         Some(dir) => plot::write_plots(&report, dir)?,
         None => Vec::new(),
     };
+    if args.plot.is_some() && plots.is_empty() {
+        eprintln!("note: nothing to plot; the curves come from the overfit and grad-flow checks");
+    }
     if g.json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| Error::internal(format!("writing the report as JSON: {e}")))?;

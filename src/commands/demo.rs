@@ -212,6 +212,87 @@ fn run_all(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mldebug_diagnostics::Finding;
+
+    /// A report where every check in `failing` fails and the others pass.
+    fn report_failing(failing: &[CheckId]) -> Report {
+        Report {
+            schema_version: 1,
+            model: "zoo::test".into(),
+            device: "cpu".into(),
+            seed: 3,
+            checks: CheckId::ALL
+                .iter()
+                .map(|&c| {
+                    let status = if failing.contains(&c) {
+                        Status::Fail
+                    } else {
+                        Status::Pass
+                    };
+                    Finding::new(c, status, "")
+                })
+                .collect(),
+        }
+    }
+
+    fn never_run(_: &[CheckId], _: &Options) -> Report {
+        unreachable!("the matrix is built from reports, not by running models")
+    }
+
+    const CLEAN: ZooModel = ZooModel {
+        name: "clean",
+        clean: true,
+        twin_of: None,
+        breaks: "",
+        fails: &[],
+        run: never_run,
+    };
+    const TWIN: ZooModel = ZooModel {
+        name: "twin",
+        clean: false,
+        twin_of: Some("clean"),
+        breaks: "a bug",
+        fails: &[CheckId::GradFlow],
+        run: never_run,
+    };
+
+    #[test]
+    fn the_matrix_counts_expected_verdicts_only() {
+        let reports = [
+            report_failing(&[]),
+            report_failing(&[CheckId::GradFlow, CheckId::Overfit]),
+        ];
+        let m = DemoMatrix::build(&[&CLEAN, &TWIN], &reports, &CheckId::ALL);
+        // 7 no-fail cells on the clean model, 1 fail cell on the twin; its overfit fail is free.
+        assert_eq!((m.matched, m.expected, m.errors), (8, 8, 0));
+        assert!(m.all_matched());
+        assert_eq!((m.device.as_str(), m.seed), ("cpu", 3));
+        let overfit = m.rows[1].cells.iter().find(|c| c.check == CheckId::Overfit);
+        assert_eq!(overfit.unwrap().matched, None);
+    }
+
+    #[test]
+    fn a_missed_bug_or_a_false_alarm_fails_the_demo() {
+        let missed = [report_failing(&[]), report_failing(&[])];
+        let m = DemoMatrix::build(&[&CLEAN, &TWIN], &missed, &CheckId::ALL);
+        assert_eq!((m.matched, m.expected), (7, 8));
+        assert!(!m.all_matched());
+        let false_alarm = [
+            report_failing(&[CheckId::InitLoss]),
+            report_failing(&[CheckId::GradFlow]),
+        ];
+        let m = DemoMatrix::build(&[&CLEAN, &TWIN], &false_alarm, &CheckId::ALL);
+        assert_eq!((m.matched, m.expected), (7, 8));
+    }
+
+    #[test]
+    fn a_check_missing_from_a_report_is_an_error_cell() {
+        let mut partial = report_failing(&[CheckId::GradFlow]);
+        partial.checks.retain(|f| f.check != CheckId::BatchLeak);
+        let m = DemoMatrix::build(&[&TWIN], &[partial], &CheckId::ALL);
+        assert_eq!(m.errors, 1);
+        assert!(!m.all_matched());
+    }
 
     #[test]
     fn expectations_judge_verdicts() {
