@@ -1,10 +1,12 @@
 //! `cnn`: a small convolutional classifier on 8×8 grey images, and its twin fed raw pixels.
 //!
-//! conv 3×3 (1→8) → ReLU → 2×2 max-pool → conv 3×3 (8→16) → ReLU → 2×2 max-pool → linear (64→4).
-//! 32 images, 8 per class.
+//! conv 3×3 (1→8) → ReLU → conv 3×3 (8→16) → ReLU → 4×4 average pool → linear (64→4).
+//! 32 images, 8 per class. Average pooling, not max pooling: max pooling passes the gradient to
+//! one input in four per stage, which starves the first convolution (its gradient came out
+//! ~2e-3 of the head's, a vanishing-gradient warning on a model with nothing wrong).
 
 use super::data;
-use super::layers::head;
+use super::layers::{head, HEAD_INIT_STD};
 use crate::model::{Batch, DebugModel};
 use crate::nn::{self, Traced};
 use candle_core::{Device, Module, Result, Tensor};
@@ -16,6 +18,8 @@ pub const CLASSES: usize = 4;
 pub const EXAMPLES: usize = 32;
 const C1: usize = 8;
 const C2: usize = 16;
+/// Average-pool window (and stride) after the second convolution.
+const POOL: usize = 4;
 
 /// The decisions a twin can get wrong; the defaults are the clean model's.
 pub trait CnnVariant: 'static {
@@ -53,7 +57,13 @@ impl<V: CnnVariant> DebugModel for Cnn<V> {
         Ok(Cnn {
             conv1: nn::conv2d(1, C1, 3, same, vb.pp("conv1"))?,
             conv2: nn::conv2d(C1, C2, 3, same, vb.pp("conv2"))?,
-            head: head(C2 * (SIDE / 4) * (SIDE / 4), CLASSES, true, vb.pp("head"))?,
+            head: head(
+                C2 * (SIDE / POOL) * (SIDE / POOL),
+                CLASSES,
+                true,
+                HEAD_INIT_STD,
+                vb.pp("head"),
+            )?,
             variant: PhantomData,
         })
     }
@@ -68,8 +78,8 @@ impl<V: CnnVariant> DebugModel for Cnn<V> {
     }
 
     fn forward(&self, input: &Tensor, _train: bool) -> Result<Tensor> {
-        let x = self.conv1.forward(input)?.relu()?.max_pool2d(2)?;
-        let x = self.conv2.forward(&x)?.relu()?.max_pool2d(2)?;
+        let x = self.conv1.forward(input)?.relu()?;
+        let x = self.conv2.forward(&x)?.relu()?.avg_pool2d(POOL)?;
         self.head.forward(&x.flatten_from(1)?)
     }
 }

@@ -9,14 +9,20 @@ use candle_nn::{Init, Linear, VarBuilder};
 /// GPT-2 uses 0.02 for every weight).
 pub const HEAD_INIT_STD: f64 = 0.02;
 
-/// The output layer: traced, weights N(0, 0.02²), bias zero.
-pub fn head(in_dim: usize, out_dim: usize, bias: bool, vb: VarBuilder) -> Result<Traced<Linear>> {
+/// The output layer: traced, weights N(0, std²), bias zero.
+pub fn head(
+    in_dim: usize,
+    out_dim: usize,
+    bias: bool,
+    std: f64,
+    vb: VarBuilder,
+) -> Result<Traced<Linear>> {
     let w = vb.get_with_hints(
         (out_dim, in_dim),
         "weight",
         Init::Randn {
             mean: 0.0,
-            stdev: HEAD_INIT_STD,
+            stdev: std,
         },
     )?;
     let b = if bias {
@@ -40,4 +46,38 @@ pub fn detached_linear(in_dim: usize, out_dim: usize, vb: VarBuilder) -> Result<
     let l = nn::linear(in_dim, out_dim, vb.clone())?;
     let inner = Linear::new(l.inner().weight().detach(), l.inner().bias().cloned());
     Ok(Traced::new(vb.prefix(), "linear", inner))
+}
+
+/// `nn::linear_b` with the weight drawn `factor` times smaller than candle's default (Kaiming
+/// normal, ReLU gain: std sqrt(2 / in_dim)). A bias keeps candle's default init.
+pub fn scaled_down_linear(
+    in_dim: usize,
+    out_dim: usize,
+    factor: f64,
+    bias: bool,
+    vb: VarBuilder,
+) -> Result<Traced<Linear>> {
+    let std = (2.0 / in_dim as f64).sqrt() / factor;
+    let w = vb.get_with_hints(
+        (out_dim, in_dim),
+        "weight",
+        Init::Randn {
+            mean: 0.0,
+            stdev: std,
+        },
+    )?;
+    let b = if bias {
+        let bound = 1.0 / (in_dim as f64).sqrt();
+        Some(vb.get_with_hints(
+            out_dim,
+            "bias",
+            Init::Uniform {
+                lo: -bound,
+                up: bound,
+            },
+        )?)
+    } else {
+        None
+    };
+    Ok(Traced::new(vb.prefix(), "linear", Linear::new(w, b)))
 }

@@ -5,7 +5,7 @@
 //! them right, and each twin in [`super::mlp_twins`] gets exactly one wrong.
 
 use super::data;
-use super::layers::head;
+use super::layers::{head, HEAD_INIT_STD};
 use crate::model::{Batch, DebugModel};
 use crate::nn::{self, Traced};
 use candle_core::{Device, Module, Result, Tensor};
@@ -71,7 +71,7 @@ impl<V: MlpVariant> DebugModel for Mlp<V> {
         }
         Ok(Mlp {
             hidden,
-            head: head(HIDDEN, CLASSES, true, vb.pp("head"))?,
+            head: head(HIDDEN, CLASSES, true, HEAD_INIT_STD, vb.pp("head"))?,
             variant: PhantomData,
         })
     }

@@ -97,6 +97,3 @@ impl MlpVariant for Imbalanced {
         counts
     }
 }
-
-/// How much the `mlp-lr-x100` parametrisation magnifies each optimizer step.
-pub const STEP_MULTIPLIER: f64 = 100.0;

@@ -121,7 +121,7 @@ static ZOO: &[ZooModel] = &[
         "mlp-deep-sigmoid",
         "mlp",
         "ten sigmoid layers: the first layers' gradients vanish",
-        &[GradFlow],
+        &[GradFlow, Overfit],
         run_checks::<Mlp<mlp_twins::DeepSigmoid>>,
     ),
     twin(
@@ -142,7 +142,7 @@ static ZOO: &[ZooModel] = &[
         "tiny-gpt-fused-norm",
         "tiny-gpt",
         "RmsNorm runs candle's fused kernel, which has no backward",
-        &[GradFlow],
+        &[GradFlow, Overfit],
         run_checks::<TinyGpt<tiny_gpt_twins::FusedNorm>>,
     ),
     twin(
@@ -151,6 +151,13 @@ static ZOO: &[ZooModel] = &[
         "attention has no causal mask: each position sees the tokens after it",
         &[BatchLeak],
         run_checks::<TinyGpt<tiny_gpt_twins::NoCausalMask>>,
+    ),
+    twin(
+        "tiny-gpt-lr-x100",
+        "tiny-gpt",
+        "projection weights stored 100x smaller and scaled back up in forward: every AdamW step is 100x too large (learning rate x100)",
+        &[Overfit],
+        run_checks::<TinyGpt<tiny_gpt_twins::LrX100>>,
     ),
     twin(
         "tiny-gpt-pad-zero",
@@ -163,7 +170,7 @@ static ZOO: &[ZooModel] = &[
         "tiny-gpt-all-masked",
         "tiny-gpt",
         "every target is -100 and the loss divides by the count of kept targets: 0/0",
-        &[InitLoss, LabelMask, Overfit, NanTrace],
+        &[InitLoss, LabelMask, GradFlow, NanTrace, Overfit],
         run_checks::<TinyGpt<tiny_gpt_twins::AllMaskedZeroOverZero>>,
     ),
     #[cfg(feature = "llama")]

@@ -8,7 +8,7 @@
 //! 16 random tokens, padded at the end, labels shifted by one and padding labelled `-100`.
 
 use super::data::{self, LmBatch};
-use super::layers::head;
+use super::layers::{head, scaled_down_linear, HEAD_INIT_STD};
 use crate::model::{Batch, DebugModel, Task, IGNORE_INDEX};
 use crate::nn::{self, Traced};
 use crate::trace;
@@ -35,6 +35,9 @@ pub trait GptVariant: 'static {
     const PAD_TARGET: i64 = IGNORE_INDEX;
     /// Whether attention hides the future.
     const CAUSAL: bool = true;
+    /// The projections' weights are stored divided by this and their inputs multiplied by it
+    /// (1: plain layers). See [`Dense`].
+    const MULTIPLIER: f64 = 1.0;
 
     /// The batch (clean: padded rows whose padding is labelled `-100`).
     fn batch(device: &Device, seed: u64) -> Result<LmBatch> {
@@ -69,21 +72,51 @@ impl Module for Norm {
     }
 }
 
+/// A bias-free projection: `nn::linear_no_bias`, or with a multiplier `m` ≠ 1 a weight stored
+/// `m` times smaller than candle's default init applied to an input `m` times larger. The two
+/// compute the same function at init; they differ in how far an AdamW step (about the learning
+/// rate per weight, whatever the gradient's scale) moves it: `m` times further.
+pub struct Dense {
+    linear: Traced<Linear>,
+    multiplier: f64,
+}
+
+impl Dense {
+    fn new(in_dim: usize, out_dim: usize, multiplier: f64, vb: VarBuilder) -> Result<Dense> {
+        let linear = if multiplier == 1.0 {
+            nn::linear_no_bias(in_dim, out_dim, vb)?
+        } else {
+            scaled_down_linear(in_dim, out_dim, multiplier, false, vb)?
+        };
+        Ok(Dense { linear, multiplier })
+    }
+}
+
+impl Module for Dense {
+    fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+        if self.multiplier == 1.0 {
+            self.linear.forward(xs)
+        } else {
+            self.linear.forward(&(xs * self.multiplier)?)
+        }
+    }
+}
+
 struct Attention {
     name: String,
-    q: Traced<Linear>,
-    k: Traced<Linear>,
-    v: Traced<Linear>,
-    o: Traced<Linear>,
+    q: Dense,
+    k: Dense,
+    v: Dense,
+    o: Dense,
 }
 
 struct Block {
     attn_norm: Norm,
     attn: Attention,
     mlp_norm: Norm,
-    gate: Traced<Linear>,
-    up: Traced<Linear>,
-    down: Traced<Linear>,
+    gate: Dense,
+    up: Dense,
+    down: Dense,
 }
 
 pub struct TinyGpt<V: GptVariant> {
@@ -122,13 +155,13 @@ fn causal_mask(t: usize, device: &Device, dtype: DType) -> Result<Tensor> {
 }
 
 impl Attention {
-    fn new(vb: VarBuilder) -> Result<Attention> {
+    fn new(multiplier: f64, vb: VarBuilder) -> Result<Attention> {
         Ok(Attention {
             name: vb.prefix(),
-            q: nn::linear_no_bias(DIM, DIM, vb.pp("q"))?,
-            k: nn::linear_no_bias(DIM, DIM, vb.pp("k"))?,
-            v: nn::linear_no_bias(DIM, DIM, vb.pp("v"))?,
-            o: nn::linear_no_bias(DIM, DIM, vb.pp("o"))?,
+            q: Dense::new(DIM, DIM, multiplier, vb.pp("q"))?,
+            k: Dense::new(DIM, DIM, multiplier, vb.pp("k"))?,
+            v: Dense::new(DIM, DIM, multiplier, vb.pp("v"))?,
+            o: Dense::new(DIM, DIM, multiplier, vb.pp("o"))?,
         })
     }
 
@@ -163,15 +196,16 @@ impl Attention {
 impl<V: GptVariant> DebugModel for TinyGpt<V> {
     fn build(vb: VarBuilder) -> Result<Self> {
         let mut blocks = Vec::with_capacity(LAYERS);
+        let m = V::MULTIPLIER;
         for i in 0..LAYERS {
             let vb = vb.pp(format!("blocks.{i}"));
             blocks.push(Block {
                 attn_norm: V::norm(vb.pp("attn_norm"))?,
-                attn: Attention::new(vb.pp("attn"))?,
+                attn: Attention::new(m, vb.pp("attn"))?,
                 mlp_norm: V::norm(vb.pp("mlp_norm"))?,
-                gate: nn::linear_no_bias(DIM, MLP_DIM, vb.pp("mlp.gate"))?,
-                up: nn::linear_no_bias(DIM, MLP_DIM, vb.pp("mlp.up"))?,
-                down: nn::linear_no_bias(MLP_DIM, DIM, vb.pp("mlp.down"))?,
+                gate: Dense::new(DIM, MLP_DIM, m, vb.pp("mlp.gate"))?,
+                up: Dense::new(DIM, MLP_DIM, m, vb.pp("mlp.up"))?,
+                down: Dense::new(MLP_DIM, DIM, m, vb.pp("mlp.down"))?,
             });
         }
         let (cos, sin) = rope_tables(vb.device(), vb.dtype())?;
@@ -179,7 +213,7 @@ impl<V: GptVariant> DebugModel for TinyGpt<V> {
             embed: nn::embedding(VOCAB, DIM, vb.pp("embed"))?,
             blocks,
             norm: V::norm(vb.pp("norm"))?,
-            lm_head: head(DIM, VOCAB, false, vb.pp("lm_head"))?,
+            lm_head: head(DIM, VOCAB, false, HEAD_INIT_STD, vb.pp("lm_head"))?,
             cos,
             sin,
             variant: PhantomData,

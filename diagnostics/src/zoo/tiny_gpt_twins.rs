@@ -52,3 +52,11 @@ impl GptVariant for AllMaskedZeroOverZero {
         (picked * &keep)?.sum_all()?.neg()?.div(&keep.sum_all()?)
     }
 }
+
+/// `tiny-gpt-lr-x100`: the projections use a ×100 multiplier (weights stored 100× smaller, inputs
+/// multiplied by 100): the same model at init, but every AdamW step moves the projections 100×
+/// as far, a learning rate ×100 for them.
+pub struct LrX100;
+impl GptVariant for LrX100 {
+    const MULTIPLIER: f64 = 100.0;
+}
