@@ -17,19 +17,28 @@
 //!
 //! # Reading the output
 //!
-//! A tiny transformer whose token embeddings were scaled until they overflowed; the frame table
-//! from [`StepSummary::frame_table`] (trimmed to the last few frames):
+//! The zoo's `tiny-gpt` after one weight of `blocks.1.mlp.up` turned NaN (a bad optimizer step,
+//! a corrupt checkpoint); the frame table from [`StepSummary::frame_table`], trimmed to the last
+//! few of its 20 frames before the culprit:
 //!
 //! ```text
-//! FRAME_TABLE_EXAMPLE
+//!    abs min    abs max  non-fin  module (kind) shape
+//!    8.95e-4     6.00e0        0  blocks.1.attn.o (linear) [8, 16, 32]
+//!    9.78e-4     3.41e0        0  blocks.1.mlp_norm (rms-norm) [8, 16, 32]
+//!    4.47e-4     6.03e0        0  blocks.1.mlp.gate (linear) [8, 16, 64]
+//!    5.69e-5     5.14e0      128  blocks.1.mlp.up (linear) [8, 16, 64]  <-- first non-finite
 //! ```
 //!
-//! Read it bottom-up. The last line is the first module whose output held a NaN or an infinity
-//! (here the embedding itself: every one of its 256 outputs was infinite). The lines above it are
-//! the frames recorded before it, oldest first, from this step and the steps before; they show
-//! whether values were growing towards the f32 limit (3.4e38) or were fine until then. A NaN that
-//! first appears after a normalisation or a softmax usually means its input overflowed; one
-//! that appears at the first layer means the input batch or the parameters already held it.
+//! Read it bottom-up. The marked line is the first module whose output held a NaN or an
+//! infinity: 128 of its 8192 outputs, i.e. exactly one output feature across all 8 × 16
+//! positions, so one row of its weight is bad, not its input. The lines above are the frames
+//! recorded just before it, oldest first (from this step and, once the ring is full, the end
+//! of the previous one). Here they are all finite with magnitudes around 1–10, so nothing was
+//! drifting towards the f32 limit (3.4e38): the input to `blocks.1.mlp.up` was healthy and the
+//! layer itself is the culprit. Had the abs-max column climbed step by step to 1e30 and beyond,
+//! the cause would be growth (a learning rate too high, a missing normalisation) and the
+//! culprit only the place where it finally overflowed. A NaN first seen at the first layer means
+//! the batch or the parameters already held it.
 //!
 //! # Use in your own training loop
 //!

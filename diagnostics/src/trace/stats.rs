@@ -29,6 +29,8 @@ pub fn frame_stats(x: &Tensor) -> Result<Tensor> {
     }
     let x = x.to_dtype(DType::F32)?.flatten_all()?;
     let a = x.abs()?;
+    // 0 where finite, NaN where NaN or ±inf.
+    #[allow(clippy::eq_op)]
     let d = (&x - &x)?;
     let non_finite = d.ne(&d)?.to_dtype(DType::F32)?.sum_all()?;
     Tensor::stack(&[a.min_all()?, a.max_all()?, non_finite], 0)
