@@ -121,3 +121,118 @@ fn dump() {
         }
     }
 }
+
+/// The numbers behind the thresholds: for each model, the range over seeds of the metric each
+/// check decides on. `cargo test --test zoo_matrix calibration -- --nocapture --ignored`.
+#[test]
+#[ignore]
+fn calibration() {
+    let keys: [(CheckId, &str); 11] = [
+        (CheckId::InitLoss, "ratio"),
+        (CheckId::Overfit, "ratio"),
+        (CheckId::Overfit, "update_ratio_median"),
+        (CheckId::Overfit, "update_ratio_max"),
+        (CheckId::Overfit, "steps"),
+        (CheckId::GradFlow, "first_last_ratio"),
+        (CheckId::NanTrace, "max_abs"),
+        (CheckId::LabelMask, "masked_share"),
+        (CheckId::LabelMask, "masked_logit_effect"),
+        (CheckId::BatchLeak, "cross_sample_change"),
+        (CheckId::ClassBalance, "ratio"),
+    ];
+    println!(
+        "{:<26} {}",
+        "model",
+        keys.map(|(c, k)| format!("{:<22}", format!("{c}.{k}")))
+            .join("")
+    );
+    for model in zoo::all() {
+        let reports: Vec<Report> = (0..SEEDS)
+            .map(|seed| {
+                let opts = Options {
+                    seed,
+                    ..Options::default()
+                };
+                (model.run)(&CheckId::ALL, &opts)
+            })
+            .collect();
+        let cells: Vec<String> = keys
+            .iter()
+            .map(|&(check, key)| {
+                let v: Vec<f64> = reports
+                    .iter()
+                    .filter_map(|r| r.finding(check)?.metrics.get(key).copied())
+                    .collect();
+                if v.is_empty() {
+                    return format!("{:<22}", "-");
+                }
+                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+                let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                format!("{:<22}", format!("{lo:.3e}..{hi:.3e}"))
+            })
+            .collect();
+        println!("{:<26} {}", model.name, cells.join(""));
+    }
+}
+
+/// Every finding's summary for seed 0, model by model (to read the wording).
+#[test]
+#[ignore]
+fn summaries() {
+    for model in zoo::all() {
+        let opts = Options {
+            model_label: format!("zoo::{}", model.name),
+            ..Options::default()
+        };
+        println!("== {}", model.name);
+        for f in (model.run)(&CheckId::ALL, &opts).checks {
+            println!(
+                "  {:<13} {:<7} {}\n  {:21} next: {}",
+                f.check.as_str(),
+                f.status.as_str(),
+                f.summary,
+                "",
+                f.next
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore]
+fn curves() {
+    for name in [
+        "mlp",
+        "cnn",
+        "tiny-gpt",
+        "mlp-lr-x100",
+        "llama-candle",
+        "mlp-imbalanced",
+    ] {
+        let model = zoo::find(name).unwrap();
+        for seed in 0..3 {
+            let opts = Options {
+                seed,
+                ..Options::default()
+            };
+            let r = (model.run)(&[CheckId::Overfit], &opts);
+            let f = &r.checks[0];
+            let pts: Vec<String> = f.series[0]
+                .points
+                .iter()
+                .step_by(10)
+                .map(|p| format!("{:.3}", p[1]))
+                .collect();
+            let max_after: f64 = f.series[0]
+                .points
+                .iter()
+                .skip(100)
+                .map(|p| p[1])
+                .fold(0.0, f64::max);
+            println!(
+                "{name} s{seed}: {} | max after 100: {max_after:.3}",
+                pts.join(" ")
+            );
+        }
+    }
+}

@@ -31,14 +31,16 @@ use std::collections::HashMap;
 
 const ID: CheckId = CheckId::GradFlow;
 
-/// First-layer / last-hidden-layer gradient norm below this is vanishing (AutoTrainer β1 = 1e-3,
-/// ICSE'21 Table I). Zoo: clean models CALIBRATE_CLEAN; the ten-layer sigmoid MLP CALIBRATE_SIGMOID.
-pub const GRAD_VANISH_RATIO: f64 = 1e-3;
-/// ... above this is exploding (AutoTrainer β3 = 70).
+/// First-layer / last-hidden-layer gradient norm below this is vanishing. AutoTrainer fails at
+/// 1e-3 (β1, ICSE'21 Table I) for first/last *including* the output layer; without it the ratio
+/// is tighter, so the line sits a decade from both sides of the zoo: clean models 0.24–1.1 over
+/// 5 seeds, the ten-layer sigmoid MLP 2.4e-4–9.8e-4.
+pub const GRAD_VANISH_RATIO: f64 = 1e-2;
+/// ... above this is exploding (AutoTrainer β3 = 70; clean zoo at most 1.1).
 pub const GRAD_EXPLODE_RATIO: f64 = 70.0;
-/// Between the vanishing ratio and this, warn: gradients already shrink by two orders of
-/// magnitude through the network.
-pub const GRAD_VANISH_WARN_RATIO: f64 = 1e-2;
+/// Between the vanishing ratio and this, warn: gradients already shrink by an order of
+/// magnitude through the hidden layers (clean zoo never below 0.24).
+pub const GRAD_VANISH_WARN_RATIO: f64 = 1e-1;
 /// How many parameter names the one-line summary lists before "+N more".
 pub const NAMES_IN_SUMMARY: usize = 4;
 

@@ -34,7 +34,8 @@ const ID: CheckId = CheckId::NanTrace;
 /// (the lr x100 twin overflows by step 3), few enough to stay cheap.
 pub const NAN_TRACE_STEPS: usize = 5;
 /// Warn when the largest value seen is within this factor of the dtype's largest finite number:
-/// one more multiply or sum of that size overflows (f16: above 655; f32: above 3.4e36).
+/// one more multiply or sum of that size overflows (f16: above 655; f32: above 3.4e36). The
+/// clean zoo peaks at 4.8–11.5 in f32, raw 0–255 pixels at 608.
 pub const NEAR_MAX_HEADROOM: f64 = 100.0;
 
 /// Runs on fresh parameters of `M`.
