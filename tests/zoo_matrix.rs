@@ -236,3 +236,29 @@ fn curves() {
         }
     }
 }
+
+#[test]
+fn candle_llama_fails_grad_flow_naming_the_parameters_without_gradients() {
+    let model = zoo::find("llama-candle").expect("the root crate enables the llama feature");
+    let report = (model.run)(&[CheckId::GradFlow], &Options::default());
+    let f = &report.checks[0];
+    assert_eq!(f.status, Status::Fail, "{}", f.summary);
+    assert_eq!(f.metrics["params"], 21.0);
+    assert_eq!(f.metrics["params_without_grad"], 20.0);
+    assert!(
+        f.summary
+            .starts_with("20 of 21 parameters get no gradient: model.embed_tokens.weight"),
+        "{}",
+        f.summary
+    );
+    let no_grad: Vec<&String> = f.details.iter().filter(|d| d.contains("no grad")).collect();
+    assert_eq!(no_grad.len(), 20);
+    assert!(no_grad
+        .iter()
+        .any(|d| d.starts_with("model.layers.1.self_attn.q_proj.weight")));
+    assert!(f
+        .details
+        .iter()
+        .any(|d| d.starts_with("lm_head.weight") && d.contains("grad norm")));
+    assert_eq!(f.series[0].labels, ["lm_head.weight"]);
+}
