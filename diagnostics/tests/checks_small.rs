@@ -425,3 +425,30 @@ fn the_same_seed_gives_the_same_findings() {
         }
     }
 }
+
+#[test]
+fn half_precision_models_are_checked_without_errors() {
+    for dtype in [DType::BF16, DType::F16] {
+        let o = Options { dtype, ..opts() };
+        for f in mldebug_diagnostics::run_checks::<Plain>(&CheckId::ALL, &o).checks {
+            assert_ne!(
+                f.status,
+                Status::Error,
+                "{dtype:?} {}: {}",
+                f.check,
+                f.summary
+            );
+        }
+        for f in
+            mldebug_diagnostics::run_checks::<TinyLm<DEFAULT_LOSS, false>>(&CheckId::ALL, &o).checks
+        {
+            assert_ne!(
+                f.status,
+                Status::Error,
+                "{dtype:?} {}: {}",
+                f.check,
+                f.summary
+            );
+        }
+    }
+}

@@ -186,6 +186,14 @@ fn list(names: &[&str]) -> String {
     }
 }
 
+/// "1 of 6 parameters gets" / "20 of 21 parameters get".
+fn of_total(n: usize, total: usize, one: &str, many: &str) -> String {
+    format!(
+        "{n} of {total} parameters {}",
+        if n == 1 { one } else { many }
+    )
+}
+
 fn cut_lines(cuts: &[String]) -> Vec<String> {
     cuts.iter()
         .map(|m| format!("gradient cut at module `{m}`: its input depends on parameters, its output does not"))
@@ -233,8 +241,8 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
         (
             Status::Fail,
             format!(
-                "{} of {total} parameters get no gradient: {}{cut_note}{hint}",
-                no_grad.len(),
+                "{} no gradient: {}{cut_note}{hint}",
+                of_total(no_grad.len(), total, "gets", "get"),
                 list(&no_grad)
             ),
         )
@@ -242,8 +250,8 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
         (
             Status::Fail,
             format!(
-                "{} of {total} parameters have NaN/inf gradients: {}",
-                non_finite.len(),
+                "{} NaN/inf gradients: {}",
+                of_total(non_finite.len(), total, "has", "have"),
                 list(&non_finite)
             ),
         )
@@ -251,8 +259,8 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
         (
             Status::Fail,
             format!(
-                "{} of {total} parameters get an all-zero gradient (dead units, zero init or a mask): {}",
-                zero.len(),
+                "{} an all-zero gradient (dead units, zero init or a mask): {}",
+                of_total(zero.len(), total, "gets", "get"),
                 list(&zero)
             ),
         )

@@ -119,7 +119,7 @@ fn judge(samples: &[Sample], opts: &Options, what: &str) -> Finding {
     let (status, summary) = if samples.iter().any(|s| !s.loss.is_finite()) {
         (
             Status::Fail,
-            format!("loss at init is not finite ({mean}) over {count}: the forward pass or the loss overflows"),
+            format!("loss at init is not finite ({mean}) over {count}: an overflow, log(0) or 0/0 in the forward pass or the loss (nan-trace finds where)"),
         )
     } else if mean < 0.0 {
         (

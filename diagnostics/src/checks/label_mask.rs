@@ -141,7 +141,9 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
             let (a, b) = (scalar(&a)?, scalar(&b)?);
             let moved = (a - b).abs();
             f = f.metric("masked_logit_effect", moved);
-            if !(moved <= MASK_LEAK_TOLERANCE * a.abs().max(1.0)) {
+            // NaN counts as moved.
+            let within = moved <= MASK_LEAK_TOLERANCE * a.abs().max(1.0);
+            if !within {
                 problems.push(Problem {
                     status: Status::Fail,
                     text: format!("the loss ignores the mask: changing logits only at masked positions moved it from {a:.4} to {b:.4}"),

@@ -189,6 +189,10 @@ fn judge(culprit: Option<Culprit>, max_abs: f32, traced: usize, opts: &Options) 
         Some(c) => {
             let what = match &c.scanned {
                 Some(name) => format!("`{name}` after the forward pass was finite"),
+                None if c.frame.module == "loss" => {
+                    "the loss, from a finite model output: log(0), 0/0 (every target masked?) or an overflow inside the loss".to_string()
+                }
+                None if c.frame.module == "input" => "the input batch itself".to_string(),
                 None => format!("`{}` ({}) {:?}", c.frame.module, c.frame.kind, c.frame.shape),
             };
             let mut lines = vec![crate::trace::FRAME_HEADER.to_string()];
