@@ -42,6 +42,13 @@ impl ParamStore {
         }
     }
 
+    /// A store over the parameters of a `VarMap` (the usual candle training setup), sorted by
+    /// name. The store shares the `Var`s: restoring a snapshot restores the model's weights.
+    pub fn from_varmap(varmap: &candle_nn::VarMap) -> ParamStore {
+        let data = varmap.data().lock().unwrap_or_else(|e| e.into_inner());
+        ParamStore::from_vars(data.iter().map(|(n, v)| (n.clone(), v.clone())))
+    }
+
     /// Every parameter as `(name, var)`, sorted by name.
     pub fn named(&self) -> Vec<(String, Var)> {
         self.lock()
@@ -235,6 +242,23 @@ mod tests {
         assert_eq!(a.id(), b.id());
         assert_eq!(store.len(), 1);
         assert!(vb.get((3, 2), "w").is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn a_varmap_store_shares_its_vars_sorted_by_name() -> Result<()> {
+        let varmap = candle_nn::VarMap::new();
+        let vb = VarBuilder::from_varmap(&varmap, DType::F32, &Device::Cpu);
+        candle_nn::linear(2, 2, vb.pp("b"))?;
+        candle_nn::linear(2, 2, vb.pp("a"))?;
+        let store = ParamStore::from_varmap(&varmap);
+        let names: Vec<String> = store.named().into_iter().map(|(n, _)| n).collect();
+        assert_eq!(names, ["a.bias", "a.weight", "b.bias", "b.weight"]);
+        let snap = store.snapshot()?;
+        let w = varmap.data().lock().unwrap()["a.weight"].clone();
+        w.set(&Tensor::ones((2, 2), DType::F32, &Device::Cpu)?)?;
+        store.restore(&snap)?;
+        assert_ne!(w.flatten_all()?.to_vec1::<f32>()?, vec![1.0; 4]);
         Ok(())
     }
 

@@ -10,6 +10,22 @@
 //!   training loop, after loading a checkpoint), and puts every parameter back as it found it.
 //!
 //! No check prints; progress goes through [`Options::progress`].
+//!
+//! On a model you already train with a `VarMap`:
+//!
+//! ```no_run
+//! # use mldebug_diagnostics::{checks, Batch, DebugModel, Options, ParamStore, Status};
+//! # fn demo<M: DebugModel>(model: &M, varmap: &candle_nn::VarMap, batch: &Batch) -> candle_core::Result<()> {
+//! let params = ParamStore::from_varmap(varmap);
+//! let opts = Options::default();
+//! let flow = checks::grad_flow::grad_flow_on(model, &params, batch, &opts)?;
+//! if flow.status == Status::Fail {
+//!     eprintln!("{}", flow.summary); // e.g. "20 of 21 parameters get no gradient: ..."
+//! }
+//! // Trains on `batch` from the current weights, then puts every weight back.
+//! let fit = checks::overfit::overfit_on(model, &params, batch, &opts)?;
+//! # let _ = fit; Ok(()) }
+//! ```
 
 pub mod batch_leak;
 pub mod class_balance;
