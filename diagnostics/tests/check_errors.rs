@@ -12,6 +12,9 @@ trait Breakage: 'static {
     fn batch_panics() -> bool {
         false
     }
+    fn loss(output: &Tensor, targets: &Tensor) -> Result<Tensor> {
+        mldebug_diagnostics::checks::loss::masked_cross_entropy(output, targets)
+    }
 }
 
 struct Net<B: Breakage> {
@@ -36,6 +39,9 @@ impl<B: Breakage> DebugModel for Net<B> {
     }
     fn forward(&self, input: &Tensor, _train: bool) -> Result<Tensor> {
         B::forward(&self.layer, input)
+    }
+    fn loss(&self, output: &Tensor, targets: &Tensor) -> Result<Tensor> {
+        B::loss(output, targets)
     }
 }
 
@@ -121,4 +127,35 @@ fn a_panicking_data_loader_breaks_every_check() {
             f.summary
         );
     }
+}
+
+struct PerSampleLoss;
+impl Breakage for PerSampleLoss {
+    fn forward(layer: &Linear, input: &Tensor) -> Result<Tensor> {
+        layer.forward(input)
+    }
+    fn loss(output: &Tensor, _targets: &Tensor) -> Result<Tensor> {
+        // Forgot the reduction: one loss per sample.
+        output.sqr()?.sum(1)
+    }
+}
+
+#[test]
+fn a_loss_that_is_not_one_number_is_named_as_such() {
+    let report = run::<Net<PerSampleLoss>>();
+    for id in [CheckId::InitLoss, CheckId::Overfit, CheckId::LabelMask] {
+        let f = report.finding(id).unwrap();
+        assert_eq!(f.status, Status::Error, "{id}: {}", f.summary);
+        assert!(
+            f.summary.contains(
+                "the loss must be one number (reduce it with a mean), got a tensor of shape [6]"
+            ),
+            "{id}: {}",
+            f.summary
+        );
+    }
+    assert_eq!(
+        report.finding(CheckId::BatchLeak).unwrap().status,
+        Status::Pass
+    );
 }

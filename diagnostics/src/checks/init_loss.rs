@@ -12,7 +12,7 @@
 //! Read: the ratio is far outside the ±50% band; look at input scaling and the last layer's init.
 
 use super::fresh::Fresh;
-use super::read::{host_f32, scalar};
+use super::read::{host_f32, loss_value};
 use super::{next_for, skipped};
 use crate::model::{Batch, DebugModel, Task};
 use crate::options::Options;
@@ -72,7 +72,7 @@ struct Sample {
 
 fn measure<M: DebugModel>(model: &M, batch: &Batch) -> Result<Sample> {
     let output = model.forward(&batch.input, false)?;
-    let loss = scalar(&model.loss(&output, &batch.targets)?)?;
+    let loss = loss_value(&model.loss(&output, &batch.targets)?)?;
     let classes = output.dims().last().copied().unwrap_or(1);
     let logits = host_f32(&output)?;
     let n = logits.len().max(1) as f64;

@@ -14,7 +14,7 @@
 //! Read: set the targets of padding positions to -100 when building the batch.
 
 use super::fresh::Fresh;
-use super::read::{host_f32, host_i64, scalar, stats};
+use super::read::{host_f32, host_i64, loss_value, scalar, stats};
 use super::{next_for, skipped};
 use crate::model::{Batch, DebugModel, Task, IGNORE_INDEX};
 use crate::options::Options;
@@ -110,7 +110,7 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
             text: format!("the loss fails on -100 targets ({}); mask them by hand (candle's cross_entropy has no ignore index)", first_line(&e)),
         }),
         Ok(loss) => {
-            let value = scalar(&loss)?;
+            let value = loss_value(&loss)?;
             f = f.metric("loss_all_masked", value);
             let moved = if loss.track_op() { gradient_moves(&loss)? } else { false };
             if value.is_nan() {

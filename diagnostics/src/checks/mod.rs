@@ -79,6 +79,9 @@ pub fn run_one<M: DebugModel>(id: CheckId, opts: &Options) -> Finding {
     }
 }
 
+/// At most this many further lines of an error (a backtrace can run to hundreds).
+const ERROR_DETAIL_LINES: usize = 12;
+
 fn error_finding(id: CheckId, message: &str, opts: &Options) -> Finding {
     // Errors from candle can span lines (backtraces); the summary stays one line.
     let mut lines = message.lines();
@@ -87,6 +90,7 @@ fn error_finding(id: CheckId, message: &str, opts: &Options) -> Finding {
     finding.details = lines
         .map(str::to_string)
         .filter(|l| !l.trim().is_empty())
+        .take(ERROR_DETAIL_LINES)
         .collect();
     finding
 }

@@ -24,7 +24,7 @@
 
 use super::fresh::{restoring, Fresh};
 use super::loss::masked_cross_entropy;
-use super::read::{l2_norm, scalar};
+use super::read::{l2_norm, loss_value, scalar};
 use super::{next_after, show_command};
 use crate::init::ParamStore;
 use crate::model::{Batch, DebugModel, Task};
@@ -136,7 +136,7 @@ fn run<M: DebugModel>(
     for step in 0..=total {
         let output = model.forward(&batch.input, true)?;
         let loss = model.loss(&output, &batch.targets)?;
-        let value = scalar(&loss)?;
+        let value = loss_value(&loss)?;
         losses.push(value);
         if classifies {
             let ce = scalar(&masked_cross_entropy(&output, &batch.targets)?).ok();

@@ -14,6 +14,17 @@ pub(crate) fn scalar(t: &Tensor) -> Result<f64> {
     }
 }
 
+/// The model's loss as f64; a loss that is not one number is the model's error, said plainly.
+pub(crate) fn loss_value(loss: &Tensor) -> Result<f64> {
+    if loss.elem_count() != 1 {
+        candle_core::bail!(
+            "the loss must be one number (reduce it with a mean), got a tensor of shape {:?}",
+            loss.dims()
+        );
+    }
+    scalar(loss)
+}
+
 /// Every element, flattened, as f32 on the host.
 pub(crate) fn host_f32(t: &Tensor) -> Result<Vec<f32>> {
     t.detach()
