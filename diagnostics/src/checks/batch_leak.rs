@@ -190,8 +190,7 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
             ID,
             format!("changing sample {j} did not change its own output: cannot tell a leak from a model that ignores its input"),
         ));
-    } else if let Some((t, _, ahead)) = future.filter(|&(_, _, ahead)| ahead <= tolerance) {
-        let _ = ahead;
+    } else if let Some((t, _, _)) = future.filter(|&(_, _, ahead)| ahead <= tolerance) {
         (
             Status::Skipped,
             format!("no cross-sample leak, but changing tokens after position {t} moved no logit at all: the causal part cannot be judged"),
@@ -199,8 +198,8 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
     } else {
         (
             Status::Pass,
-            if future.is_some() {
-                format!("no leak: other samples moved by {cross:.1e} and earlier positions by 0 when sample {j} and later tokens changed (own change {own:.2e})")
+            if let Some((t, past, ahead)) = future {
+                format!("no leak: changing sample {j} moved the others by {cross:.1e}; changing tokens after position {t} moved earlier logits by {past:.1e} (later ones by {ahead:.2e})")
             } else {
                 format!("no leak: changing sample {j} moved its own output by {own:.2e} and the others by {cross:.1e}")
             },
