@@ -243,6 +243,13 @@ fn recording_stops_with_the_guard_and_recorders_nest() -> Result<()> {
     assert_eq!(outer.end_step()?.frames_recorded, 2);
     drop(outer);
     assert!(!is_recording());
+    // Dropping the outer one first ends both; the inner one says so instead of panicking.
+    let outer = Recorder::start();
+    let inner = Recorder::start();
+    drop(outer);
+    assert!(!is_recording());
+    assert!(inner.end_step().is_err());
+    assert!(inner.frames().is_empty());
     Ok(())
 }
 

@@ -108,20 +108,23 @@ impl Recorder {
         }
     }
 
-    fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
-        STACK.with(|s| {
-            let mut s = s.borrow_mut();
-            let state = s
-                .get_mut(self.depth)
-                .expect("recorder state outlives its guard");
-            f(state)
-        })
+    /// Runs `f` on this recorder's state; `None` once an outer recorder was dropped first.
+    fn with_state<T>(&self, f: impl FnOnce(&mut State) -> T) -> Option<T> {
+        STACK.with(|s| s.borrow_mut().get_mut(self.depth).map(f))
+    }
+
+    fn ended() -> candle_core::Error {
+        candle_core::Error::Msg(
+            "this recorder was ended by dropping a recorder started before it".to_string(),
+        )
     }
 
     /// Close the current step: read back the statistics of every frame recorded since the last
     /// call (one device-to-host transfer), push them into the ring and summarise.
     pub fn end_step(&self) -> Result<StepSummary> {
-        let pending = self.with_state(|s| std::mem::take(&mut s.pending));
+        let pending = self
+            .with_state(|s| std::mem::take(&mut s.pending))
+            .ok_or_else(Recorder::ended)?;
         // The read-back happens outside the borrow: it may run candle ops.
         let rows = if pending.is_empty() {
             Vec::new()
@@ -129,7 +132,7 @@ impl Recorder {
             let stats: Vec<&Tensor> = pending.iter().map(|p| &p.stats).collect();
             Tensor::stack(&stats, 0)?.to_vec2::<f32>()?
         };
-        Ok(self.with_state(|s| {
+        self.with_state(|s| {
             if !pending.is_empty() {
                 s.read_backs += 1;
             }
@@ -173,28 +176,31 @@ impl Recorder {
                 s.ring.push_back(frame);
             }
             summary
-        }))
+        })
+        .ok_or_else(Recorder::ended)
     }
 
     /// The ring as of the last [`end_step`](Recorder::end_step), oldest first.
     pub fn frames(&self) -> Vec<Frame> {
         self.with_state(|s| s.ring.iter().cloned().collect())
+            .unwrap_or_default()
     }
 
     /// Frames recorded since the last `end_step`, not yet read back.
     pub fn pending(&self) -> usize {
-        self.with_state(|s| s.pending.len())
+        self.with_state(|s| s.pending.len()).unwrap_or(0)
     }
 
     /// How many device-to-host reads this recorder has made (at most one per `end_step`).
     pub fn read_backs(&self) -> usize {
-        self.with_state(|s| s.read_backs)
+        self.with_state(|s| s.read_backs).unwrap_or(0)
     }
 }
 
 impl Drop for Recorder {
     fn drop(&mut self) {
-        // Dropping an outer recorder before an inner one ends both.
+        // Dropping an outer recorder before an inner one ends both: the inner one's `end_step`
+        // then returns an error.
         STACK.with(|s| s.borrow_mut().truncate(self.depth));
     }
 }
