@@ -2,17 +2,32 @@
 //!
 //! Clean models must never fail (nor error); each buggy twin must fail the checks it is meant to
 //! fail (`ZooModel::fails`) in at least `MIN_FAILS` of `SEEDS` seeds, since some bugs show only
-//! on some inits. The table of fail rates per model × check is printed (`--nocapture`).
+//! on some inits. Printed with `--nocapture`: the fail rate per model × check, and the range over
+//! seeds of the number each check decides on (the calibration behind the thresholds' comments).
 
-use mldebug_diagnostics::zoo;
+use mldebug_diagnostics::checks::{grad_flow, init_loss, overfit};
+use mldebug_diagnostics::zoo::{self, ZooModel};
 use mldebug_diagnostics::{CheckId, Options, Report, Status};
-use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Seeds per model.
 const SEEDS: u64 = 5;
 /// A twin must fail its checks in at least this many of the seeds.
 const MIN_FAILS: usize = 4;
+
+/// The metric each check decides on, as printed in the calibration table.
+const DECIDING: [(CheckId, &str); 10] = [
+    (CheckId::InitLoss, "ratio"),
+    (CheckId::ClassBalance, "ratio"),
+    (CheckId::LabelMask, "masked_share"),
+    (CheckId::LabelMask, "masked_logit_effect"),
+    (CheckId::GradFlow, "first_last_ratio"),
+    (CheckId::NanTrace, "max_abs"),
+    (CheckId::BatchLeak, "cross_sample_change"),
+    (CheckId::Overfit, "ratio"),
+    (CheckId::Overfit, "steps"),
+    (CheckId::Overfit, "update_ratio_median"),
+];
 
 fn letter(s: Status) -> char {
     match s {
@@ -24,42 +39,65 @@ fn letter(s: Status) -> char {
     }
 }
 
+fn run(model: &ZooModel) -> Vec<Report> {
+    (0..SEEDS)
+        .map(|seed| {
+            let opts = Options {
+                seed,
+                model_label: format!("zoo::{}", model.name),
+                ..Options::default()
+            };
+            (model.run)(&CheckId::ALL, &opts)
+        })
+        .collect()
+}
+
+/// `(min, max)` of `check`'s `metric` over the reports (finite values only).
+fn range(reports: &[Report], check: CheckId, metric: &str) -> Option<(f64, f64)> {
+    let v: Vec<f64> = reports
+        .iter()
+        .filter_map(|r| r.finding(check)?.metrics.get(metric).copied())
+        .filter(|v| v.is_finite())
+        .collect();
+    let lo = v.iter().copied().reduce(f64::min)?;
+    let hi = v.iter().copied().reduce(f64::max)?;
+    Some((lo, hi))
+}
+
 #[test]
 fn clean_models_pass_and_twins_fail_their_checks() {
     let started = Instant::now();
     let mut problems = Vec::new();
     let mut table = vec![format!(
-        "{:<26} {}  (per check: statuses over seeds 0..{SEEDS}; F fail, W warn, P pass, S skipped, E error)",
+        "{:<26}{}  (statuses over seeds 0..{SEEDS}: F fail, W warn, P pass, S skipped, E error; * = must fail)",
         "model",
         CheckId::ALL.map(|c| format!("{:<14}", c.as_str())).join("")
     )];
+    let mut calibration = vec![format!(
+        "{:<26}{}",
+        "model",
+        DECIDING
+            .map(|(c, k)| format!("{:<20}", format!("{c}.{k}")))
+            .join("")
+    )];
+    let mut all = Vec::new();
     for model in zoo::all() {
         let t0 = Instant::now();
-        let reports: Vec<Report> = (0..SEEDS)
-            .map(|seed| {
-                let opts = Options {
-                    seed,
-                    model_label: format!("zoo::{}", model.name),
-                    ..Options::default()
-                };
-                (model.run)(&CheckId::ALL, &opts)
-            })
-            .collect();
+        let reports = run(model);
         let mut cells = Vec::new();
         for check in CheckId::ALL {
-            let statuses: Vec<Status> = reports
+            let findings: Vec<_> = reports
                 .iter()
-                .map(|r| r.finding(check).expect("every check reported").status)
+                .map(|r| r.finding(check).expect("every check reported"))
                 .collect();
-            let fails = statuses.iter().filter(|&&s| s == Status::Fail).count();
-            let marks: String = statuses.iter().map(|&s| letter(s)).collect();
+            let fails = findings.iter().filter(|f| f.status == Status::Fail).count();
+            let marks: String = findings.iter().map(|f| letter(f.status)).collect();
             let must_fail = model.fails.contains(&check);
             cells.push(format!(
                 "{:<14}",
                 format!("{marks}{}", if must_fail { "*" } else { "" })
             ));
-            for (seed, r) in reports.iter().enumerate() {
-                let f = r.finding(check).unwrap();
+            for (seed, f) in findings.iter().enumerate() {
                 if f.status == Status::Error || (model.clean && f.status == Status::Fail) {
                     problems.push(format!(
                         "{} seed {seed} {check}: {} ({})",
@@ -68,9 +106,8 @@ fn clean_models_pass_and_twins_fail_their_checks() {
                 }
             }
             if must_fail && fails < MIN_FAILS {
-                let sample = reports
+                let sample = findings
                     .iter()
-                    .map(|r| r.finding(check).unwrap())
                     .find(|f| f.status != Status::Fail)
                     .map(|f| f.summary.clone())
                     .unwrap_or_default();
@@ -81,160 +118,70 @@ fn clean_models_pass_and_twins_fail_their_checks() {
             }
         }
         table.push(format!(
-            "{:<26} {}  {:.1}s",
+            "{:<26}{}  {:.1}s",
             model.name,
             cells.join(""),
             t0.elapsed().as_secs_f64()
         ));
+        let numbers: Vec<String> = DECIDING
+            .iter()
+            .map(|&(c, k)| {
+                let cell = match range(&reports, c, k) {
+                    Some((lo, hi)) => format!("{lo:.2e}..{hi:.2e}"),
+                    None => "-".to_string(),
+                };
+                format!("{cell:<20}")
+            })
+            .collect();
+        calibration.push(format!("{:<26}{}", model.name, numbers.join("")));
+        all.push((model, reports));
     }
     println!("{}", table.join("\n"));
-    println!(
-        "* = must fail; total {:.1}s",
-        started.elapsed().as_secs_f64()
+    println!("\n{}", calibration.join("\n"));
+    println!("total {:.1}s", started.elapsed().as_secs_f64());
+
+    // The thresholds sit with room to spare on both sides of the zoo, not just barely.
+    let clean = |check, metric| {
+        all.iter()
+            .filter(|(m, _)| m.clean)
+            .filter_map(|(_, r)| range(r, check, metric))
+            .reduce(|a, b| (a.0.min(b.0), a.1.max(b.1)))
+            .expect("clean models measured")
+    };
+    let twin = |name: &str, check, metric| {
+        let (_, r) = all.iter().find(|(m, _)| m.name == name).expect(name);
+        range(r, check, metric).expect("twin measured")
+    };
+    let (lo, hi) = clean(CheckId::InitLoss, "ratio");
+    assert!(
+        (lo - 1.0).abs() < init_loss::INIT_LOSS_WARN_BAND / 2.0,
+        "init {lo}"
+    );
+    assert!(
+        (hi - 1.0).abs() < init_loss::INIT_LOSS_WARN_BAND / 2.0,
+        "init {hi}"
+    );
+    let (lo, _) = clean(CheckId::GradFlow, "first_last_ratio");
+    assert!(
+        lo > 10.0 * grad_flow::GRAD_VANISH_RATIO,
+        "clean grad ratio {lo}"
+    );
+    let (_, hi) = twin("mlp-deep-sigmoid", CheckId::GradFlow, "first_last_ratio");
+    assert!(
+        hi < grad_flow::GRAD_VANISH_RATIO / 5.0,
+        "sigmoid grad ratio {hi}"
+    );
+    let (_, hi) = clean(CheckId::Overfit, "update_ratio_median");
+    assert!(
+        hi < overfit::OVERFIT_UPDATE_RATIO / 3.0,
+        "clean update {hi}"
+    );
+    let (_, hi) = clean(CheckId::Overfit, "steps");
+    assert!(
+        hi < 0.6 * mldebug_diagnostics::options::DEFAULT_STEPS as f64,
+        "clean models need {hi} steps"
     );
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
-}
-
-/// Print every finding of one model (for calibration): `MLDEBUG_ZOO=mlp cargo test --test zoo_matrix dump -- --nocapture --ignored`.
-#[test]
-#[ignore]
-fn dump() {
-    let name = std::env::var("MLDEBUG_ZOO").unwrap_or_else(|_| "mlp".to_string());
-    let model = zoo::find(&name).expect("zoo model");
-    for seed in 0..SEEDS {
-        let opts = Options {
-            seed,
-            ..Options::default()
-        };
-        let r = (model.run)(&CheckId::ALL, &opts);
-        for f in &r.checks {
-            let m: BTreeMap<_, _> = f.metrics.iter().collect();
-            println!(
-                "seed {seed} {} {}: {}\n    {m:?}",
-                f.check, f.status, f.summary
-            );
-            if std::env::var("MLDEBUG_DETAILS").is_ok() {
-                for d in &f.details {
-                    println!("      {d}");
-                }
-            }
-        }
-    }
-}
-
-/// The numbers behind the thresholds: for each model, the range over seeds of the metric each
-/// check decides on. `cargo test --test zoo_matrix calibration -- --nocapture --ignored`.
-#[test]
-#[ignore]
-fn calibration() {
-    let keys: [(CheckId, &str); 11] = [
-        (CheckId::InitLoss, "ratio"),
-        (CheckId::Overfit, "ratio"),
-        (CheckId::Overfit, "update_ratio_median"),
-        (CheckId::Overfit, "update_ratio_max"),
-        (CheckId::Overfit, "steps"),
-        (CheckId::GradFlow, "first_last_ratio"),
-        (CheckId::NanTrace, "max_abs"),
-        (CheckId::LabelMask, "masked_share"),
-        (CheckId::LabelMask, "masked_logit_effect"),
-        (CheckId::BatchLeak, "cross_sample_change"),
-        (CheckId::ClassBalance, "ratio"),
-    ];
-    println!(
-        "{:<26} {}",
-        "model",
-        keys.map(|(c, k)| format!("{:<22}", format!("{c}.{k}")))
-            .join("")
-    );
-    for model in zoo::all() {
-        let reports: Vec<Report> = (0..SEEDS)
-            .map(|seed| {
-                let opts = Options {
-                    seed,
-                    ..Options::default()
-                };
-                (model.run)(&CheckId::ALL, &opts)
-            })
-            .collect();
-        let cells: Vec<String> = keys
-            .iter()
-            .map(|&(check, key)| {
-                let v: Vec<f64> = reports
-                    .iter()
-                    .filter_map(|r| r.finding(check)?.metrics.get(key).copied())
-                    .collect();
-                if v.is_empty() {
-                    return format!("{:<22}", "-");
-                }
-                let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-                let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                format!("{:<22}", format!("{lo:.3e}..{hi:.3e}"))
-            })
-            .collect();
-        println!("{:<26} {}", model.name, cells.join(""));
-    }
-}
-
-/// Every finding's summary for seed 0, model by model (to read the wording).
-#[test]
-#[ignore]
-fn summaries() {
-    for model in zoo::all() {
-        let opts = Options {
-            model_label: format!("zoo::{}", model.name),
-            ..Options::default()
-        };
-        println!("== {}", model.name);
-        for f in (model.run)(&CheckId::ALL, &opts).checks {
-            println!(
-                "  {:<13} {:<7} {}\n  {:21} next: {}",
-                f.check.as_str(),
-                f.status.as_str(),
-                f.summary,
-                "",
-                f.next
-            );
-        }
-    }
-}
-
-#[test]
-#[ignore]
-fn curves() {
-    for name in [
-        "mlp",
-        "cnn",
-        "tiny-gpt",
-        "mlp-lr-x100",
-        "llama-candle",
-        "mlp-imbalanced",
-    ] {
-        let model = zoo::find(name).unwrap();
-        for seed in 0..3 {
-            let opts = Options {
-                seed,
-                ..Options::default()
-            };
-            let r = (model.run)(&[CheckId::Overfit], &opts);
-            let f = &r.checks[0];
-            let pts: Vec<String> = f.series[0]
-                .points
-                .iter()
-                .step_by(10)
-                .map(|p| format!("{:.3}", p[1]))
-                .collect();
-            let max_after: f64 = f.series[0]
-                .points
-                .iter()
-                .skip(100)
-                .map(|p| p[1])
-                .fold(0.0, f64::max);
-            println!(
-                "{name} s{seed}: {} | max after 100: {max_after:.3}",
-                pts.join(" ")
-            );
-        }
-    }
 }
 
 #[test]
