@@ -32,7 +32,10 @@ impl Fixture {
     }
 
     fn train_step(&self) -> candle_core::backprop::GradStore {
-        let out = self.model.forward(&self.batch.input, true).expect("forward");
+        let out = self
+            .model
+            .forward(&self.batch.input, true)
+            .expect("forward");
         let loss = self.model.loss(&out, &self.batch.targets).expect("loss");
         loss.backward().expect("backward")
     }
