@@ -138,6 +138,9 @@ impl SimpleBackend for SeededBackend {
 }
 
 /// Draws the initial value of parameter `name` as candle's `Init::var` would, from the seeded stream.
+///
+/// Values are drawn on the host in `dtype` and then moved, so no device needs F64 support
+/// (Metal has none).
 fn draw(
     seed: u64,
     name: &str,
@@ -147,10 +150,13 @@ fn draw(
     dev: &Device,
 ) -> Result<Tensor> {
     let mut rng = SeededRng::derive(seed, name);
-    match hint {
-        Init::Const(c) => Tensor::full(c, shape.clone(), dev)?.to_dtype(dtype),
-        Init::Randn { mean, stdev } => rng.normal_tensor(shape.clone(), mean, stdev, dtype, dev),
-        Init::Uniform { lo, up } => rng.uniform_tensor(shape.clone(), lo, up, dtype, dev),
+    let host = &Device::Cpu;
+    let value = match hint {
+        Init::Const(c) => Tensor::ones(shape.clone(), dtype, host)?.affine(c, 0.0)?,
+        Init::Randn { mean, stdev } => {
+            rng.normal_tensor(shape.clone(), mean, stdev, dtype, host)?
+        }
+        Init::Uniform { lo, up } => rng.uniform_tensor(shape.clone(), lo, up, dtype, host)?,
         Init::Kaiming {
             dist,
             fan,
@@ -159,14 +165,17 @@ fn draw(
             let fan = fan.for_shape(shape);
             let std = non_linearity.gain() / (fan as f64).sqrt();
             match dist {
-                NormalOrUniform::Normal => rng.normal_tensor(shape.clone(), 0.0, std, dtype, dev),
+                NormalOrUniform::Normal => {
+                    rng.normal_tensor(shape.clone(), 0.0, std, dtype, host)?
+                }
                 NormalOrUniform::Uniform => {
                     let bound = 3f64.sqrt() * std;
-                    rng.uniform_tensor(shape.clone(), -bound, bound, dtype, dev)
+                    rng.uniform_tensor(shape.clone(), -bound, bound, dtype, host)?
                 }
             }
         }
-    }
+    };
+    value.to_device(dev)
 }
 
 /// A `VarBuilder` that creates every parameter from `SeededRng::derive(seed, name)`, and the store

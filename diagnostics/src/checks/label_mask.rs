@@ -262,13 +262,15 @@ fn perturbation(logits: &Tensor, targets: &[i64], seed: u64) -> Result<Option<Te
     let rows = probe_rows(targets);
     let mask: Vec<f32> = rows.iter().map(|&m| if m { 1.0 } else { 0.0 }).collect();
     let mask = Tensor::from_vec(mask, (targets.len(), 1), logits.device())?;
-    let noise = SeededRng::derive(seed, "label-mask-perturbation").normal_tensor(
-        (targets.len(), classes),
-        0.0,
-        PERTURBATION_SCALE,
-        DType::F32,
-        logits.device(),
-    )?;
+    let noise = SeededRng::derive(seed, "label-mask-perturbation")
+        .normal_tensor(
+            (targets.len(), classes),
+            0.0,
+            PERTURBATION_SCALE,
+            DType::F32,
+            &candle_core::Device::Cpu,
+        )?
+        .to_device(logits.device())?;
     let delta = noise
         .broadcast_mul(&mask)?
         .reshape(logits.dims())?
