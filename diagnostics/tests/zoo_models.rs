@@ -104,6 +104,9 @@ fn every_model_runs_a_forward_and_backward() -> Result<()> {
     let (shape, loss, _, _) = step::<Gpt<tiny_gpt_twins::AllMaskedZeroOverZero>>(0)?;
     assert_eq!(shape, lm);
     assert!(loss.is_nan(), "0/0: {loss}");
+    let (shape, loss, _, _) = step::<Gpt<tiny_gpt_twins::MaskTimesInf>>(0)?;
+    assert_eq!(shape, lm);
+    assert!(loss.is_nan(), "0 x -inf: {loss}");
     Ok(())
 }
 
@@ -131,6 +134,7 @@ fn twins_have_the_clean_models_parameters() -> Result<()> {
     assert_eq!(params::<Gpt<tiny_gpt_twins::PadLabelledZero>>(0)?, g);
     assert_eq!(params::<Gpt<tiny_gpt_twins::AllMaskedZeroOverZero>>(0)?, g);
     assert_eq!(params::<Gpt<tiny_gpt_twins::LrX100>>(0)?, g);
+    assert_eq!(params::<Gpt<tiny_gpt_twins::MaskTimesInf>>(0)?, g);
     Ok(())
 }
 

@@ -153,6 +153,13 @@ static ZOO: &[ZooModel] = &[
         run_checks::<TinyGpt<tiny_gpt_twins::NoCausalMask>>,
     ),
     twin(
+        "tiny-gpt-mask-times-inf",
+        "tiny-gpt",
+        "the causal mask is built as (1 above the diagonal) x -inf, and 0 x -inf is NaN",
+        &[InitLoss, GradFlow, NanTrace, Overfit],
+        run_checks::<TinyGpt<tiny_gpt_twins::MaskTimesInf>>,
+    ),
+    twin(
         "tiny-gpt-lr-x100",
         "tiny-gpt",
         "projection weights stored 100x smaller and scaled back up in forward: every AdamW step is 100x too large (learning rate x100)",

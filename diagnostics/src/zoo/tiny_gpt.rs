@@ -33,8 +33,6 @@ pub const ROPE_THETA: f64 = 10_000.0;
 pub trait GptVariant: 'static {
     /// The target given to padding positions.
     const PAD_TARGET: i64 = IGNORE_INDEX;
-    /// Whether attention hides the future.
-    const CAUSAL: bool = true;
     /// The projections' weights are stored divided by this and their inputs multiplied by it
     /// (1: plain layers). See [`Dense`].
     const MULTIPLIER: f64 = 1.0;
@@ -42,6 +40,10 @@ pub trait GptVariant: 'static {
     /// The batch (clean: padded rows whose padding is labelled `-100`).
     fn batch(device: &Device, seed: u64) -> Result<LmBatch> {
         data::lm_batch(seed, ROWS, SEQ, VOCAB, Self::PAD_TARGET, device)
+    }
+    /// The additive attention mask for `t` positions (clean: [`causal_mask`]); `None` = none.
+    fn attention_mask(t: usize, device: &Device, dtype: DType) -> Result<Option<Tensor>> {
+        causal_mask(t, device, dtype).map(Some)
     }
     /// A normalisation layer: differentiable RmsNorm.
     fn norm(vb: VarBuilder) -> Result<Norm> {
@@ -147,7 +149,7 @@ fn rope_tables(device: &Device, dtype: DType) -> Result<(Tensor, Tensor)> {
 }
 
 /// `[T, T]` additive mask: 0 on and below the diagonal, -inf above.
-fn causal_mask(t: usize, device: &Device, dtype: DType) -> Result<Tensor> {
+pub fn causal_mask(t: usize, device: &Device, dtype: DType) -> Result<Tensor> {
     let m: Vec<f32> = (0..t)
         .flat_map(|i| (0..t).map(move |j| if j > i { f32::NEG_INFINITY } else { 0.0 }))
         .collect();
@@ -165,7 +167,13 @@ impl Attention {
         })
     }
 
-    fn forward(&self, x: &Tensor, cos: &Tensor, sin: &Tensor, causal: bool) -> Result<Tensor> {
+    fn forward(
+        &self,
+        x: &Tensor,
+        cos: &Tensor,
+        sin: &Tensor,
+        mask: Option<&Tensor>,
+    ) -> Result<Tensor> {
         let (n, t, _) = x.dims3()?;
         let heads = |y: Tensor| -> Result<Tensor> {
             y.reshape((n, t, HEADS, HEAD_DIM))?
@@ -178,8 +186,8 @@ impl Attention {
         let q = candle_nn::rotary_emb::rope_slow(&q, cos, sin)?;
         let k = candle_nn::rotary_emb::rope_slow(&k, cos, sin)?;
         let mut scores = (q.matmul(&k.t()?)? / (HEAD_DIM as f64).sqrt())?;
-        if causal {
-            scores = scores.broadcast_add(&causal_mask(t, x.device(), x.dtype())?)?;
+        if let Some(mask) = mask {
+            scores = scores.broadcast_add(mask)?;
         }
         let probs = candle_nn::ops::softmax(&scores, D::Minus1)?;
         trace::record(
@@ -230,9 +238,10 @@ impl<V: GptVariant> DebugModel for TinyGpt<V> {
 
     fn forward(&self, input: &Tensor, _train: bool) -> Result<Tensor> {
         let mut x = self.embed.forward(input)?;
+        let mask = V::attention_mask(input.dim(1)?, x.device(), x.dtype())?;
         for b in &self.blocks {
             let h = b.attn_norm.forward(&x)?;
-            x = (x + b.attn.forward(&h, &self.cos, &self.sin, V::CAUSAL)?)?;
+            x = (x + b.attn.forward(&h, &self.cos, &self.sin, mask.as_ref())?)?;
             let h = b.mlp_norm.forward(&x)?;
             let gated = (b.gate.forward(&h)?.silu()? * b.up.forward(&h)?)?;
             x = (x + b.down.forward(&gated)?)?;

@@ -19,7 +19,23 @@ impl GptVariant for FusedNorm {
 /// `tiny-gpt-no-causal-mask`: attention sees the whole row, future tokens included.
 pub struct NoCausalMask;
 impl GptVariant for NoCausalMask {
-    const CAUSAL: bool = false;
+    fn attention_mask(_t: usize, _device: &Device, _dtype: DType) -> Result<Option<Tensor>> {
+        Ok(None)
+    }
+}
+
+/// `tiny-gpt-mask-times-inf`: the causal mask is built as "1 above the diagonal, times -inf",
+/// which is meant to give -inf above and 0 elsewhere, but 0 × -inf is NaN: every allowed
+/// attention score becomes NaN.
+pub struct MaskTimesInf;
+impl GptVariant for MaskTimesInf {
+    fn attention_mask(t: usize, device: &Device, dtype: DType) -> Result<Option<Tensor>> {
+        let future: Vec<f32> = (0..t)
+            .flat_map(|i| (0..t).map(move |j| if j > i { 1.0 } else { 0.0 }))
+            .collect();
+        let future = Tensor::from_vec(future, (t, t), device)?.to_dtype(dtype)?;
+        Ok(Some((future * f64::NEG_INFINITY)?))
+    }
 }
 
 /// `tiny-gpt-pad-zero`: padding positions are labelled 0 (the pad token) instead of -100, so the
