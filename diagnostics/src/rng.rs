@@ -33,6 +33,14 @@ fn fnv1a(label: &str) -> u64 {
     })
 }
 
+/// Values drawn in f64 on the host, converted there and only then moved: not every device has
+/// F64 (Metal does not).
+fn on_device(data: Vec<f64>, shape: Shape, dtype: DType, device: &Device) -> Result<Tensor> {
+    Tensor::from_vec(data, shape, &Device::Cpu)?
+        .to_dtype(dtype)?
+        .to_device(device)
+}
+
 impl SeededRng {
     /// A generator for `seed`; the same seed always gives the same stream.
     pub fn new(seed: u64) -> SeededRng {
@@ -98,7 +106,7 @@ impl SeededRng {
         let data: Vec<f64> = (0..shape.elem_count())
             .map(|_| mean + std * self.normal())
             .collect();
-        Tensor::from_vec(data, shape, device)?.to_dtype(dtype)
+        on_device(data, shape, dtype, device)
     }
 
     /// A tensor of `shape` drawn uniformly from `[lo, hi)`.
@@ -114,7 +122,7 @@ impl SeededRng {
         let data: Vec<f64> = (0..shape.elem_count())
             .map(|_| lo + (hi - lo) * self.uniform())
             .collect();
-        Tensor::from_vec(data, shape, device)?.to_dtype(dtype)
+        on_device(data, shape, dtype, device)
     }
 
     /// `n` class ids drawn uniformly from `0..classes`, as an I64 tensor `[n]`.
