@@ -452,3 +452,75 @@ fn half_precision_models_are_checked_without_errors() {
         }
     }
 }
+
+/// Linear regression on targets a line can fit exactly.
+struct LineFit {
+    layer: Linear,
+}
+
+impl DebugModel for LineFit {
+    fn build(vb: VarBuilder) -> Result<Self> {
+        Ok(LineFit {
+            layer: candle_nn::linear(3, 1, vb.pp("layer"))?,
+        })
+    }
+    fn batch(device: &Device, seed: u64) -> Result<Batch> {
+        let input = normal(seed, (16, 3), device)?;
+        let w = Tensor::new(&[[1.5f32], [-2.0], [0.5]], device)?;
+        let targets = (input.matmul(&w)? + 0.3)?;
+        Ok(Batch { input, targets })
+    }
+    fn forward(&self, input: &Tensor, _train: bool) -> Result<Tensor> {
+        self.layer.forward(input)
+    }
+    fn loss(&self, output: &Tensor, targets: &Tensor) -> Result<Tensor> {
+        candle_nn::loss::mse(output, targets)
+    }
+    fn task() -> Task {
+        Task::Regression
+    }
+}
+
+#[test]
+fn regression_models_are_trained_and_traced_like_any_other() {
+    let report = mldebug_diagnostics::run_checks::<LineFit>(&CheckId::ALL, &opts());
+    let status = |c| report.finding(c).unwrap().status;
+    // AdamW at 3e-3 moves each weight by at most ~0.6 in 200 steps; the line needs 2.
+    let f = report.finding(CheckId::Overfit).unwrap();
+    assert_eq!(f.status, Status::Fail);
+    assert!(f.summary.starts_with("slow: "), "{}", f.summary);
+    assert_eq!(
+        f.next,
+        "mldebug check overfit --model crate::Net --steps 1000"
+    );
+    let longer = Options {
+        steps: 3000,
+        ..opts()
+    };
+    let f = overfit::overfit::<LineFit>(&longer).unwrap();
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
+    assert_eq!(status(CheckId::GradFlow), Status::Pass);
+    assert_eq!(status(CheckId::NanTrace), Status::Pass);
+    assert_eq!(status(CheckId::BatchLeak), Status::Pass);
+    for c in [CheckId::InitLoss, CheckId::LabelMask, CheckId::ClassBalance] {
+        assert_eq!(status(c), Status::Skipped, "{c}");
+    }
+}
+
+#[test]
+fn nan_trace_on_and_grad_flow_on_leave_the_parameters_as_they_were() -> Result<()> {
+    let fresh = Fresh::<Plain>::new(&opts(), 3)?;
+    let values = |p: &mldebug_diagnostics::ParamStore| -> Result<Vec<Vec<f32>>> {
+        p.vars()
+            .iter()
+            .map(|v| v.flatten_all()?.to_vec1::<f32>())
+            .collect()
+    };
+    let before = values(&fresh.params)?;
+    let f = nan_trace::nan_trace_on(&fresh.model, &fresh.params, &fresh.batch, &opts())?;
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
+    let f = grad_flow::grad_flow_on(&fresh.model, &fresh.params, &fresh.batch, &opts())?;
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
+    assert_eq!(before, values(&fresh.params)?);
+    Ok(())
+}

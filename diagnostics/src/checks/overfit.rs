@@ -9,6 +9,8 @@
 //!   that blows up;
 //! - **plateau** — the loss falls a little and stops: too little capacity, or a bug that caps it
 //!   (softmax before the cross-entropy, frozen or detached parameters, targets that do not match);
+//! - **slow** — not memorised, but still falling steadily at the end: more steps would get
+//!   further (common for regression targets far from the init's outputs);
 //! - **step too large** — the first AdamW step moves the weights by a large share of their own
 //!   size (an effective learning rate far above the nominal one), and the loss bounces instead
 //!   of falling (a warning when the batch is memorised anyway);
@@ -49,6 +51,11 @@ pub const OVERFIT_ABS_PASS: f64 = 0.05;
 /// (median over matrices) is too large. TheDeepChecker flags update/weight ratios above 10^-1
 /// (peers.md §6). Zoo, 5 seeds: clean models 0.010–0.018; the lr x100 twin 1.2.
 pub const OVERFIT_UPDATE_RATIO: f64 = 0.1;
+/// A run that did not memorise is a plateau when its loss fell by less than 10% over the last
+/// quarter of the steps (ratio above this), and "slow" (still falling) otherwise. Zoo, 5 seeds:
+/// softmax before the cross-entropy 0.999–1.0, zero init 1.0, ten sigmoid layers 0.78–1.0
+/// (stalled); the fused-RmsNorm GPT, whose head alone still learns, 0.74–0.80.
+pub const OVERFIT_STALL_RATIO: f64 = 0.9;
 /// The final loss is the smallest of the last few steps, so one noisy Adam step does not decide.
 pub const OVERFIT_TAIL: usize = 5;
 
@@ -60,6 +67,8 @@ pub enum Why {
     Plateau,
     Sign,
     NoSignal,
+    /// Not memorised, but still falling steadily at the end: more steps would get further.
+    Slow,
     /// Each step moves the weights by a large share of their size: an effective learning rate
     /// far above the nominal one.
     StepTooLarge,
@@ -74,6 +83,7 @@ impl Why {
             Why::Sign => "sign",
             Why::NoSignal => "no-signal",
             Why::StepTooLarge => "step-too-large",
+            Why::Slow => "slow",
         }
     }
 }
@@ -160,6 +170,16 @@ fn run<M: DebugModel>(
     Ok(judge(&losses, &updates, start_ce, end_ce, classifies, opts))
 }
 
+/// The last loss over the loss a quarter of the run earlier (`None` for runs too short to say).
+fn last_quarter_ratio(losses: &[f64]) -> Option<f64> {
+    let n = losses.len();
+    if n < 8 {
+        return None;
+    }
+    let earlier = losses[n - 1 - n / 4];
+    (earlier > 0.0).then(|| losses[n - 1] / earlier)
+}
+
 /// `‖θ₁ − θ₀‖ / ‖θ₀‖` of every weight matrix over the first optimizer step, sorted ascending.
 /// Adam's first step moves every element by about the learning rate, so this is the learning
 /// rate measured against the weights' own scale.
@@ -191,6 +211,8 @@ fn judge(
     let ratio = last / first;
     let bad_step = losses.iter().position(|l| !l.is_finite());
     let update = updates.get(updates.len() / 2).map(|u| u.1);
+    let quarter = last_quarter_ratio(losses);
+    let still_falling = quarter.filter(|&q| q < OVERFIT_STALL_RATIO);
     let step_too_large = update.filter(|&u| u > OVERFIT_UPDATE_RATIO);
     let step_note = step_too_large
         .map(|u| {
@@ -262,6 +284,12 @@ fn judge(
             Some(Why::StepTooLarge),
             format!("step too large: the loss only got from {first:.3} to {last:.3} ({:.0}% of start) in {steps} steps{step_note} (an effective learning rate far above --lr: tiny weights, or a multiplier in forward)", 100.0 * ratio),
         )
+    } else if let Some(q) = still_falling {
+        (
+            Status::Fail,
+            Some(Why::Slow),
+            format!("slow: the loss fell from {first:.3} to {last:.3} ({:.0}% of start) in {steps} steps and is still falling ({:.0}% lower over the last quarter): not a plateau, give it more steps (--steps)", 100.0 * ratio, 100.0 * (1.0 - q)),
+        )
     } else {
         (
             Status::Fail,
@@ -274,6 +302,11 @@ fn judge(
         Some(Why::Numerics) => opts.check_command(CheckId::NanTrace),
         Some(Why::Plateau) => opts.check_command(CheckId::GradFlow),
         Some(Why::NoSignal) => opts.check_command(CheckId::LabelMask),
+        Some(Why::Slow) => format!(
+            "{} --steps {}",
+            opts.check_command(ID),
+            5 * opts.steps.max(1)
+        ),
         _ => show_command(ID),
     };
     let mut f = Finding::new(ID, status, summary)
@@ -287,6 +320,7 @@ fn judge(
             updates.get(updates.len() / 2).map_or(f64::NAN, |u| u.1),
         )
         .metric("update_ratio_max", updates.last().map_or(f64::NAN, |u| u.1))
+        .metric("last_quarter_ratio", quarter.unwrap_or(f64::NAN))
         .next(next);
     if let Some(ce) = start_ce {
         f = f.metric("cross_entropy_start", ce);
