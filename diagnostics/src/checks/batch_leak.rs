@@ -9,10 +9,12 @@
 //! When a change does not even move the changed sample's own output, the check cannot tell a
 //! leak from a model that ignores its input, and says `skipped`, never `pass`.
 //!
+//! On `zoo::tiny-gpt-no-causal-mask`:
 //! ```text
-//! batch-leak  fail  future tokens leak: changing tokens after position 7 moved the logits at positions <= 7 by 0.41
+//! batch-leak  fail  future tokens leak: changing tokens after position 7 moved the logits at
+//!                   positions <= 7 by 4.802e-1 (causal mask missing or wrong?)
 //! ```
-//! Read: the attention mask lets position t see t+1..; check the causal mask's shape and sign.
+//! Read: position t sees t+1..; check the attention mask's shape, sign and where it is added.
 
 use super::fresh::Fresh;
 use super::read::{host_f32, host_i64};

@@ -4,8 +4,10 @@
 //! with the rarest one present. At 100:1 a model that always answers the majority class is right
 //! 99% of the time and the loss barely pushes it elsewhere (the majority-class trap).
 //!
+//! On `zoo::mlp-imbalanced`:
 //! ```text
-//! class-balance  fail  class 0 outnumbers class 3 by 120:1 (240 of 250 targets): the majority-class trap
+//! class-balance  fail  class 0 outnumbers class 1 by 101:1 (101 of 104 targets): the
+//!                      majority-class trap
 //! ```
 //! Read: reweight the loss, resample the data, or judge with per-class metrics.
 

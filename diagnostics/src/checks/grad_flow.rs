@@ -13,10 +13,16 @@
 //! When the model is built from the traced layers in [`crate::nn`], the module that cut the graph
 //! is named.
 //!
+//! On `zoo::llama-candle` (candle-transformers' Llama, random weights):
 //! ```text
-//! grad-flow  fail  20 of 21 parameters get no gradient: model.embed_tokens.weight, ...
+//! grad-flow  fail  20 of 21 parameters get no gradient: model.embed_tokens.weight,
+//!                  model.layers.0.input_layernorm.weight, model.layers.0.mlp.down_proj.weight,
+//!                  model.layers.0.mlp.gate_proj.weight (+16 more) (unused, detached, or behind a
+//!                  fused op without backward: rms_norm, layer_norm, softmax_last_dim, rope)
 //! ```
-//! Read: the parameters listed never learn; look for a fused op between them and the loss.
+//! Read: the parameters listed never learn; only `lm_head.weight` does. The details have one
+//! row per parameter (no grad / all-zero / norm and grad/param); with traced layers the summary
+//! also names the module that cut the graph (`the graph is cut at blocks.0.attn_norm, ...`).
 
 use super::fresh::{restoring, Fresh};
 use super::read::{l2_norm, stats};

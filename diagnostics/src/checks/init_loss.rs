@@ -6,10 +6,13 @@
 //! already knows the answer (the labels leak into the input) or the loss is not what it claims;
 //! negative or non-finite means the loss itself is broken.
 //!
+//! On `zoo::cnn-unnormalised` (raw 0–255 pixels):
 //! ```text
-//! init-loss  fail  loss at init 41.7 is 30.1x ln(4) = 1.386 (3 inits): logits start far too large
+//! init-loss  fail  loss at init 18.353 is 13.2x ln(4) = 1.386 (3 inits): the logits start far
+//!                  too large (input scale, init, or a sum instead of a mean)
 //! ```
-//! Read: the ratio is far outside the ±50% band; look at input scaling and the last layer's init.
+//! Read: the ratio is far outside the ±50% band; look at the input scaling first, then the last
+//! layer's init and the loss's reduction. The per-init losses are in the details.
 
 use super::fresh::Fresh;
 use super::read::{host_f32, loss_value};

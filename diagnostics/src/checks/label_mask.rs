@@ -8,8 +8,10 @@
 //! - causal LMs: targets equal to the inputs (labels not shifted by one), and padding trained
 //!   on (a run of the same token ending several rows whose targets are not `-100`).
 //!
+//! On `zoo::tiny-gpt-pad-zero` (padding labelled 0 instead of -100):
 //! ```text
-//! label-mask  fail  padding is trained on: token 0 ends 6 of 8 rows (21 positions) and 21 of its targets are 0, not -100
+//! label-mask  fail  padding is trained on: token 0 ends 5 of 8 rows (21 positions) and 21 of
+//!                   its targets are real (mostly 0), not -100
 //! ```
 //! Read: set the targets of padding positions to -100 when building the batch.
 

@@ -9,13 +9,20 @@
 //! layers still gets an answer (without the module name). When everything stays finite but the
 //! largest value comes within `NEAR_MAX_HEADROOM` of the dtype's largest number, it warns.
 //!
+//! On `zoo::tiny-gpt-mask-times-inf` (the causal mask multiplied by -inf: 0 × inf = NaN):
 //! ```text
-//! nan-trace  fail  step 2: first non-finite output in `blocks.0.attn.q_proj` (linear) [2, 8, 32]
+//! nan-trace  fail  step 0: first non-finite value (4096 of them) in `blocks.0.attn.softmax`
+//!                  (softmax) [8, 2, 16, 16]
 //!    abs min    abs max  non-fin  module (kind) shape
-//!   1.20e-03   8.10e+37        0  embed (embedding) [2, 8, 32]
-//!   0.00e+00        inf      512  blocks.0.attn.q_proj (linear) [2, 8, 32]  <-- first non-finite
+//!    2.91e-3     3.50e0        0  embed (embedding) [8, 16, 32]
+//!    3.30e-3     3.43e0        0  blocks.0.attn_norm (rms-norm) [8, 16, 32]
+//!    4.79e-4     5.50e0        0  blocks.0.attn.q (linear) [8, 16, 32]
+//!    4.05e-4     4.40e0        0  blocks.0.attn.k (linear) [8, 16, 32]
+//!    2.55e-3     4.84e0        0  blocks.0.attn.v (linear) [8, 16, 32]
+//!        NaN        NaN     4096  blocks.0.attn.softmax (softmax) [8, 2, 16, 16]  <-- first non-finite
 //! ```
-//! Read it bottom-up: the marked line is the culprit, the lines above show the values growing.
+//! Read it bottom-up: the marked line is the culprit; the lines above are small and finite, so
+//! the NaN was made between `q`/`k` and the softmax (the scores and the mask), not inherited.
 
 use super::fresh::{restoring, Fresh};
 use super::read::stats;

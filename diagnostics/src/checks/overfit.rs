@@ -16,10 +16,13 @@
 //!   of falling (a warning when the batch is memorised anyway);
 //! - **sign** — a cross-entropy that goes negative.
 //!
+//! On `zoo::mlp-softmax-ce` (softmax applied before the cross-entropy):
 //! ```text
-//! overfit  fail  plateau: loss fell only from 1.39 to 0.73 (53% of start) in 200 steps
+//! overfit  fail  plateau: the loss fell only from 1.393 to 0.744 (53% of start) in 200 steps;
+//!                too little capacity, or a bug that caps it (softmax before the loss, frozen or
+//!                detached parameters)
 //! ```
-//! Read: the loss curve (series "loss") flattens well above zero; run grad-flow next.
+//! Read: the loss curve (series "loss") flattens well above zero; the next command is grad-flow.
 //!
 //! Training uses AdamW without weight decay at `Options::learning_rate` for up to
 //! `Options::steps` steps, stopping early once the batch is memorised.
