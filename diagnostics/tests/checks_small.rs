@@ -524,3 +524,58 @@ fn nan_trace_on_and_grad_flow_on_leave_the_parameters_as_they_were() -> Result<(
     assert_eq!(before, values(&fresh.params)?);
     Ok(())
 }
+
+/// Outputs scaled by `SCALE`: near the top of the dtype's range, or not.
+struct Loud<const F16: bool> {
+    layer: Traced<Linear>,
+}
+
+impl<const F16: bool> DebugModel for Loud<F16> {
+    fn build(vb: VarBuilder) -> Result<Self> {
+        Ok(Loud {
+            layer: nn::linear(4, 3, vb.pp("layer"))?,
+        })
+    }
+    fn batch(device: &Device, seed: u64) -> Result<Batch> {
+        Plain::batch(device, seed)
+    }
+    fn forward(&self, input: &Tensor, _train: bool) -> Result<Tensor> {
+        // f32: 1e37 is within 100x of f32's 3.4e38; f16: 2000 is within 100x of 65504.
+        self.layer.forward(input)? * if F16 { 2000.0 } else { 1e37 }
+    }
+}
+
+#[test]
+fn nan_trace_warns_when_values_come_near_the_dtypes_limit() -> Result<()> {
+    let f = nan_trace::nan_trace::<Loud<false>>(&opts())?;
+    assert_eq!(f.status, Status::Warn, "{}", f.summary);
+    assert!(
+        f.summary.contains("of the F32 limit 3.40e38"),
+        "{}",
+        f.summary
+    );
+    assert!(f.metrics["max_abs"] > 3.4e36);
+    // The same outputs at 2000 are harmless in f32.
+    let f = nan_trace::nan_trace::<Loud<true>>(&opts())?;
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
+    Ok(())
+}
+
+#[test]
+fn nan_trace_names_a_parameter_that_the_optimizer_step_made_non_finite() -> Result<()> {
+    // In f16 a gradient element that rounds to zero meets AdamW's eps (1e-8, which is 0 in
+    // f16): the update is 0/0 and one bias element turns NaN after the first step.
+    let half = Options {
+        dtype: DType::F16,
+        ..opts()
+    };
+    let f = nan_trace::nan_trace::<Loud<true>>(&half)?;
+    assert_eq!(f.status, Status::Fail, "{}", f.summary);
+    assert!(
+        f.summary
+            .contains("`parameter of layer.bias` after the optimizer step"),
+        "{}",
+        f.summary
+    );
+    Ok(())
+}

@@ -195,7 +195,10 @@ fn judge(culprit: Option<Culprit>, max_abs: f32, traced: usize, opts: &Options) 
     let (status, summary, details) = match culprit {
         Some(c) => {
             let what = match &c.scanned {
-                Some(name) => format!("`{name}` after the forward pass was finite"),
+                Some(name) if c.frame.kind == "parameter" => format!(
+                    "`{name}` after the optimizer step (the forward pass and the gradients were finite): the update overflowed or divided by zero"
+                ),
+                Some(name) => format!("`{name}` after a finite forward pass: the backward pass overflowed or divided by zero"),
                 None if c.frame.module == "loss" => {
                     "the loss, from a finite model output: log(0), 0/0 (every target masked?) or an overflow inside the loss".to_string()
                 }
