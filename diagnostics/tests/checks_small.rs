@@ -563,19 +563,38 @@ fn nan_trace_warns_when_values_come_near_the_dtypes_limit() -> Result<()> {
 
 #[test]
 fn nan_trace_names_a_parameter_that_the_optimizer_step_made_non_finite() -> Result<()> {
-    // In f16 a gradient element that rounds to zero meets AdamW's eps (1e-8, which is 0 in
-    // f16): the update is 0/0 and one bias element turns NaN after the first step.
+    // A step beyond f32's range: the forward and the gradients are fine, the update is not.
+    let reckless = Options {
+        learning_rate: 1e39,
+        ..opts()
+    };
+    let f = nan_trace::nan_trace::<Plain>(&reckless)?;
+    assert_eq!(f.status, Status::Fail, "{}", f.summary);
+    assert!(
+        f.summary
+            .starts_with("step 0: first non-finite value (32 of them) in `parameter of l1.bias` after the optimizer step"),
+        "{}",
+        f.summary
+    );
+    Ok(())
+}
+
+#[test]
+fn half_precision_training_steps_through_f32_master_weights() -> Result<()> {
+    // Stepping AdamW on f16 weights directly turns a bias element NaN at the first step (its
+    // eps is 0 in f16); the checks' optimizer keeps f32 masters, so only the model is judged.
     let half = Options {
         dtype: DType::F16,
         ..opts()
     };
     let f = nan_trace::nan_trace::<Loud<true>>(&half)?;
-    assert_eq!(f.status, Status::Fail, "{}", f.summary);
+    assert_eq!(f.status, Status::Warn, "{}", f.summary);
     assert!(
-        f.summary
-            .contains("`parameter of layer.bias` after the optimizer step"),
+        f.summary.contains("of the F16 limit 6.55e4"),
         "{}",
         f.summary
     );
+    let f = overfit::overfit::<Plain>(&half)?;
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
     Ok(())
 }

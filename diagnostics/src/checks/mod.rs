@@ -38,6 +38,7 @@ pub mod overfit;
 
 mod fresh;
 mod guard;
+mod optimizer;
 mod read;
 
 pub use fresh::Fresh;

@@ -25,6 +25,7 @@
 //! the NaN was made between `q`/`k` and the softmax (the scores and the mask), not inherited.
 
 use super::fresh::{restoring, Fresh};
+use super::optimizer::CheckOptimizer;
 use super::read::stats;
 use super::{next_for, show_command};
 use crate::init::ParamStore;
@@ -33,7 +34,6 @@ use crate::options::Options;
 use crate::report::{CheckId, Finding, Status};
 use crate::trace::{record, Frame, Recorder, StepSummary};
 use candle_core::{DType, Result};
-use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 
 const ID: CheckId = CheckId::NanTrace;
 
@@ -77,14 +77,7 @@ fn run<M: DebugModel>(
     opts: &Options,
 ) -> Result<Finding> {
     let named = params.named();
-    let mut opt = AdamW::new(
-        params.vars(),
-        ParamsAdamW {
-            lr: opts.learning_rate,
-            weight_decay: 0.0,
-            ..Default::default()
-        },
-    )?;
+    let mut opt = CheckOptimizer::new(params.vars(), opts.learning_rate)?;
     let recorder = Recorder::start();
     let mut culprit = None;
     let mut max_abs = 0f32;

@@ -29,6 +29,7 @@
 
 use super::fresh::{restoring, Fresh};
 use super::loss::masked_cross_entropy;
+use super::optimizer::CheckOptimizer;
 use super::read::{l2_norm, loss_value, scalar};
 use super::{next_after, show_command};
 use crate::init::ParamStore;
@@ -36,7 +37,6 @@ use crate::model::{Batch, DebugModel, Task};
 use crate::options::Options;
 use crate::report::{CheckId, Finding, Series, Status};
 use candle_core::{Result, Tensor, Var};
-use candle_nn::{AdamW, Optimizer, ParamsAdamW};
 
 const ID: CheckId = CheckId::Overfit;
 
@@ -124,14 +124,7 @@ fn run<M: DebugModel>(
         )
         .next(opts.check_command(CheckId::GradFlow)));
     }
-    let mut opt = AdamW::new(
-        vars,
-        ParamsAdamW {
-            lr: opts.learning_rate,
-            weight_decay: 0.0,
-            ..Default::default()
-        },
-    )?;
+    let mut opt = CheckOptimizer::new(vars, opts.learning_rate)?;
     let mut losses: Vec<f64> = Vec::with_capacity(opts.steps + 1);
     let mut start_ce = None;
     let mut end_ce = None;
