@@ -11,12 +11,14 @@
 //! Not for: locating, generating or building the harness crate (that is the CLI's job).
 
 use crate::model::{Batch, DebugModel};
-use crate::options::Options;
+use crate::options::{Options, Progress, ProgressEvent};
+use crate::rng::SeededRng;
 use crate::report::{CheckId, Finding, Report, Status};
 use candle_core::{Device, Tensor};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
+use std::sync::Arc;
 
 /// The version of the request/report conversation between the CLI and a harness.
 pub const PROTOCOL: u32 = 1;
@@ -115,9 +117,21 @@ fn serve<M: DebugModel>() -> Result<(), String> {
 
 /// The library options a request asks for.
 pub fn options_for(request: &Request) -> Result<Options, String> {
+    let checks = request.checks.clone();
+    let progress = move |ev: ProgressEvent| {
+        print_progress(&ProgressLine {
+            check: ev.check,
+            index: checks.iter().position(|&c| c == ev.check).unwrap_or(0),
+            step: ev.step,
+            total: ev.total,
+            loss: ev.loss,
+        })
+    };
     let mut opts = Options {
         device: parse_device(&request.device)?,
         seed: request.seed,
+        model_label: request.model.clone(),
+        progress: Some(Progress(Arc::new(progress))),
         ..Options::default()
     };
     if let Some(steps) = request.steps {
@@ -252,46 +266,19 @@ pub fn classification_batch(
             "debug_model!: `input` needs a batch dimension and `classes` must be > 0"
         );
     }
-    let mut rng = SplitMix64(seed ^ BATCH_STREAM);
+    let mut rng = SeededRng::derive(seed, "batch");
     let n: usize = shape.iter().product();
     let input: Vec<f32> = (0..n).map(|_| rng.normal() as f32).collect();
     // Balanced, then shuffled: random labels on a small batch can leave a class empty, which
     // is a data problem the model does not have.
     let mut targets: Vec<i64> = (0..shape[0]).map(|i| (i % classes) as i64).collect();
     for i in (1..targets.len()).rev() {
-        targets.swap(i, (rng.next() % (i as u64 + 1)) as usize);
+        targets.swap(i, rng.below(i as u64 + 1) as usize);
     }
     Ok(Batch {
         input: Tensor::from_vec(input, shape, device)?,
         targets: Tensor::from_vec(targets, shape[0], device)?,
     })
-}
-
-/// Separates the batch stream from other uses of the same seed ("batch" in ASCII).
-const BATCH_STREAM: u64 = 0x6261_7463_68;
-
-/// SplitMix64 (Steele, Lea and Flood): a tiny, well-mixed, seedable generator.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in (0, 1].
-    fn unit(&mut self) -> f64 {
-        ((self.next() >> 11) + 1) as f64 / (1u64 << 53) as f64
-    }
-
-    /// Standard normal by Box–Muller.
-    fn normal(&mut self) -> f64 {
-        let (u1, u2) = (self.unit(), self.unit());
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
 }
 
 /// Implement [`DebugModel`] for a plain classifier in one line.
@@ -454,6 +441,7 @@ mod tests {
             details: vec!["step 200: loss 2.29".into()],
             entry: "check-overfit".into(),
             next: "mldebug check grad-flow --model crate::Net".into(),
+            series: Vec::new(),
         }
     }
 

@@ -6,6 +6,7 @@
 //! command to run. Nothing here prints: rendering is the caller's job.
 //!
 //! - [`model`]: the `DebugModel` trait, `Batch`, `Task`.
+//! - [`init`]: the seeded `VarBuilder` that makes parameters reproducible.
 //! - [`options`]: device, dtype, seed, steps, learning rate.
 //! - [`report`]: the JSON report schema (`schema_version` 1), check ids and statuses.
 //! - [`checks`]: one module per check, plus [`run_checks`].
@@ -15,17 +16,20 @@
 
 pub mod checks;
 pub mod harness;
+pub mod init;
 pub mod model;
 pub mod nn;
 pub mod options;
 pub mod report;
+pub mod rng;
 pub mod trace;
 pub mod zoo;
 
 pub use checks::run_checks;
+pub use init::{seeded_var_builder, ParamStore};
 pub use model::{Batch, DebugModel, Task};
-pub use options::Options;
-pub use report::{CheckId, Finding, Report, Status};
+pub use options::{Options, Progress, ProgressEvent};
+pub use report::{CheckId, Finding, Report, Series, Status};
 
 // Re-exported so user crates and generated harnesses name one candle version.
 pub use candle_core;

@@ -35,6 +35,19 @@ impl CheckId {
         CheckId::Overfit,
     ];
 
+    /// The catalog section that explains this check (`refs/diagnostics.md`), `check-<id>`.
+    pub fn entry(self) -> &'static str {
+        match self {
+            CheckId::InitLoss => "check-init-loss",
+            CheckId::Overfit => "check-overfit",
+            CheckId::GradFlow => "check-grad-flow",
+            CheckId::NanTrace => "check-nan-trace",
+            CheckId::LabelMask => "check-label-mask",
+            CheckId::BatchLeak => "check-batch-leak",
+            CheckId::ClassBalance => "check-class-balance",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             CheckId::InitLoss => "init-loss",
@@ -63,7 +76,10 @@ impl FromStr for CheckId {
             .find(|c| c.as_str() == s)
             .ok_or_else(|| {
                 let ids: Vec<&str> = CheckId::ALL.iter().map(|c| c.as_str()).collect();
-                format!("unknown check `{s}`; the checks are: {}, all", ids.join(", "))
+                format!(
+                    "unknown check `{s}`; the checks are: {}, all",
+                    ids.join(", ")
+                )
             })
     }
 }
@@ -116,6 +132,22 @@ pub struct Finding {
     pub entry: String,
     /// The command to run next.
     pub next: String,
+    /// Curves behind the verdict (overfit: the loss per step; grad-flow: the gradient norm per
+    /// parameter), for plots.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub series: Vec<Series>,
+}
+
+/// One curve of a finding: `points` are `[x, y]`; `labels`, when present, name each point
+/// (grad-flow: the parameter names, in the same order as the points).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Series {
+    pub name: String,
+    pub x_label: String,
+    pub y_label: String,
+    pub points: Vec<[f64; 2]>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub labels: Vec<String>,
 }
 
 /// The result of `run_checks`: the `--json` document.
@@ -128,7 +160,52 @@ pub struct Report {
     pub checks: Vec<Finding>,
 }
 
+impl Finding {
+    /// A finding for `check` with the catalog entry filled in (`check-<id>`) and no numbers yet.
+    pub fn new(check: CheckId, status: Status, summary: impl Into<String>) -> Finding {
+        Finding {
+            check,
+            status,
+            summary: summary.into(),
+            metrics: BTreeMap::new(),
+            details: Vec::new(),
+            entry: check.entry().to_string(),
+            next: String::new(),
+            series: Vec::new(),
+        }
+    }
+
+    /// Adds one metric (builder style).
+    pub fn metric(mut self, name: &str, value: f64) -> Finding {
+        self.metrics.insert(name.to_string(), value);
+        self
+    }
+
+    /// Sets the next command (builder style).
+    pub fn next(mut self, command: impl Into<String>) -> Finding {
+        self.next = command.into();
+        self
+    }
+}
+
 impl Report {
+    /// What the process should report: 4 when a check could not run (the model errored),
+    /// else 1 when a check failed, else 0 (see the exit codes in DESIGN.md / README).
+    pub fn exit_status(&self) -> i32 {
+        if self.checks.iter().any(|f| f.status == Status::Error) {
+            4
+        } else if self.checks.iter().any(|f| f.status == Status::Fail) {
+            1
+        } else {
+            0
+        }
+    }
+
+    /// The finding of `check`, if it ran.
+    pub fn finding(&self, check: CheckId) -> Option<&Finding> {
+        self.checks.iter().find(|f| f.check == check)
+    }
+
     /// The worst status over all checks (`Pass` when there are none).
     pub fn worst(&self) -> Status {
         let rank = |s: Status| match s {

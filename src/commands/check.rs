@@ -1,46 +1,229 @@
-//! `mldebug check <id|all> --model <path>`: zoo models run in this process; any other path
-//! (`crate::Net`, `mycrate::models::Net`) goes through the generated harness (see `harness`).
+//! `mldebug check <id|all> --model <path>`: zoo models (`zoo::<name>`) run in this process; any
+//! other path (`crate::Net`, `mycrate::models::Net`) goes through the harness that builds the
+//! user's crate (see [`run_crate_model`]).
 
+use super::zoo;
 use crate::cli::Global;
+use crate::render::{plot, progress, report as render_report, style::Style};
 use crate::{Error, Exit, Result};
-use mldebug_diagnostics::{CheckId, Status};
+use mldebug_diagnostics::options::DEFAULT_STEPS;
+use mldebug_diagnostics::{candle_core::Device, CheckId, Options, Report, Status};
+use std::path::PathBuf;
+use std::str::FromStr;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A check id (init-loss, overfit, grad-flow, nan-trace, label-mask, batch-leak,
     /// class-balance) or `all`.
-    pub check: String,
-    /// `zoo::<name>` for a built-in model, or a type path in your crate (`crate::Net`).
+    pub check: CheckSelection,
+    /// `zoo::<name>` for a built-in model (`mldebug zoo` lists them), or a type path in your
+    /// crate (`crate::Net`).
     #[arg(long)]
     pub model: String,
     #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
     pub build: crate::harness::BuildArgs,
+    /// Also write SVG plots of the curves behind the verdicts into DIR (overfit loss,
+    /// per-parameter gradient norms).
+    #[arg(long, value_name = "DIR")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Where and how the checks run; shared by `check` and `demo`.
+#[derive(Debug, Clone, clap::Args)]
+pub struct RunArgs {
+    /// `cpu`, or `cuda` / `cuda:N` (needs mldebug built with `--features cuda`).
+    #[arg(long, default_value = "cpu", value_name = "cpu|cuda[:N]")]
+    pub device: DeviceSpec,
+    /// Seeds the parameter init and the batch: the same seed gives the same verdicts.
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Optimizer steps for the checks that train (overfit); at least 1.
+    #[arg(long, default_value_t = DEFAULT_STEPS, value_parser = parse_steps)]
+    pub steps: usize,
+}
+
+impl RunArgs {
+    /// The check options for a model shown as `model_label` in the report and `next` commands.
+    pub fn options(&self, model_label: &str) -> Result<Options> {
+        Ok(Options {
+            device: self.device.device()?,
+            seed: self.seed,
+            steps: self.steps,
+            model_label: model_label.to_string(),
+            ..Options::default()
+        })
+    }
+}
+
+fn parse_steps(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("the checks need at least 1 step".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("`{s}` is not a step count: {e}")),
+    }
+}
+
+/// The checks to run: one id, or every check for `all`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckSelection(pub Vec<CheckId>);
+
+impl FromStr for CheckSelection {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "all" {
+            Ok(CheckSelection(CheckId::ALL.to_vec()))
+        } else {
+            Ok(CheckSelection(vec![s.parse()?]))
+        }
+    }
+}
+
+/// `--device`: where the checks run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceSpec {
+    Cpu,
+    Cuda(usize),
+}
+
+impl FromStr for DeviceSpec {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "cpu" => Ok(DeviceSpec::Cpu),
+            "cuda" => Ok(DeviceSpec::Cuda(0)),
+            _ => s
+                .strip_prefix("cuda:")
+                .and_then(|n| n.parse().ok())
+                .map(DeviceSpec::Cuda)
+                .ok_or_else(|| format!("unknown device `{s}`; use cpu, cuda or cuda:N")),
+        }
+    }
+}
+
+impl DeviceSpec {
+    /// Open the device. Asking for CUDA from a build without it is a usage error (exit 2).
+    pub fn device(self) -> Result<Device> {
+        match self {
+            DeviceSpec::Cpu => Ok(Device::Cpu),
+            DeviceSpec::Cuda(n) if cfg!(feature = "cuda") => Device::new_cuda(n)
+                .map_err(|e| Error::usage(format!("--device cuda:{n}: cannot open it: {e}"))),
+            DeviceSpec::Cuda(n) => Err(Error::usage(format!(
+                "--device cuda:{n}: this mldebug was built without CUDA; rebuild it with \
+                 `--features cuda` (needs the CUDA toolkit), or use --device cpu"
+            ))),
+        }
+    }
 }
 
 pub fn run(args: Args, g: &Global) -> Result<Exit> {
-    if args.model.starts_with("zoo::") {
-        return Err(Error::internal("zoo checks are not built yet"));
+    let report = match args.model.strip_prefix("zoo::") {
+        Some(name) => run_zoo_model(name, &args)?,
+        None => run_crate_model(&args, g)?,
+    };
+    let plots = match &args.plot {
+        Some(dir) => plot::write_plots(&report, dir)?,
+        None => Vec::new(),
+    };
+    if args.plot.is_some() && plots.is_empty() {
+        eprintln!("note: nothing to plot; the curves come from the overfit and grad-flow checks");
     }
-    let checks = if args.check == "all" {
-        CheckId::ALL.to_vec()
+    if g.json {
+        let text = serde_json::to_string_pretty(&report)
+            .map_err(|e| Error::internal(format!("writing the report as JSON: {e}")))?;
+        println!("{text}");
+        for p in &plots {
+            eprintln!("wrote {}", p.display());
+        }
     } else {
-        vec![args.check.parse::<CheckId>().map_err(Error::usage)?]
+        print!(
+            "{}",
+            render_report::render(&report, &Style::for_stdout(g.color))
+        );
+        for p in &plots {
+            println!("plot: {}", p.display());
+        }
+    }
+    Ok(exit_for(&report))
+}
+
+/// 4 when a check could not run (the model errored), else 1 when one failed, else 0.
+pub fn exit_for(report: &Report) -> Exit {
+    let has = |s: Status| report.checks.iter().any(|f| f.status == s);
+    if has(Status::Error) {
+        Exit::ModelError
+    } else if has(Status::Fail) {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    }
+}
+
+fn run_zoo_model(name: &str, args: &Args) -> Result<Report> {
+    let model = zoo::lookup(name)?;
+    let mut opts = args.run.options(&args.model)?;
+    let bar = progress::CheckProgress::on_terminal();
+    opts.progress = bar.as_ref().map(|b| b.callback());
+    let report = (model.run)(&args.check.0, &opts);
+    if let Some(b) = bar {
+        b.finish();
+    }
+    Ok(report)
+}
+
+/// A model in the user's crate: generate, build and run the harness (see `crate::harness`).
+fn run_crate_model(args: &Args, g: &Global) -> Result<Report> {
+    let device = match args.run.device {
+        DeviceSpec::Cpu => "cpu".to_string(),
+        DeviceSpec::Cuda(n) => format!("cuda:{n}"),
     };
     let settings = crate::harness::RunSettings {
         model: args.model.clone(),
-        checks,
-        device: "cpu".to_string(),
-        seed: 0,
-        steps: None,
+        checks: args.check.0.clone(),
+        device,
+        seed: args.run.seed,
+        steps: Some(args.run.steps),
     };
-    let report = crate::harness::run_check(&settings, &args.build, g)?;
-    println!(
-        "{}",
-        serde_json::to_string_pretty(&report).map_err(|e| Error::internal(e.to_string()))?
-    );
-    Ok(match report.worst() {
-        Status::Error => Exit::ModelError,
-        Status::Fail => Exit::Failed,
-        _ => Exit::Ok,
-    })
+    crate::harness::run_check(&settings, &args.build, g)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_selects_every_check_in_order() {
+        assert_eq!("all".parse::<CheckSelection>().unwrap().0, CheckId::ALL);
+        assert_eq!(
+            "overfit".parse::<CheckSelection>().unwrap().0,
+            vec![CheckId::Overfit]
+        );
+        let err = "overfitt".parse::<CheckSelection>().unwrap_err();
+        assert!(err.contains("unknown check `overfitt`"), "{err}");
+    }
+
+    #[test]
+    fn steps_must_be_positive() {
+        assert_eq!(parse_steps("200"), Ok(200));
+        assert!(parse_steps("0").is_err());
+        assert!(parse_steps("-3").is_err());
+    }
+
+    #[test]
+    fn devices_parse() {
+        assert_eq!("cpu".parse(), Ok(DeviceSpec::Cpu));
+        assert_eq!("cuda".parse(), Ok(DeviceSpec::Cuda(0)));
+        assert_eq!("cuda:1".parse(), Ok(DeviceSpec::Cuda(1)));
+        assert!("gpu".parse::<DeviceSpec>().is_err());
+        assert!("cuda:x".parse::<DeviceSpec>().is_err());
+    }
+
+    #[cfg(not(feature = "cuda"))]
+    #[test]
+    fn cuda_without_the_feature_is_a_usage_error() {
+        let err = DeviceSpec::Cuda(0).device().unwrap_err();
+        assert_eq!(err.exit, Exit::Usage);
+        assert!(err.message.contains("--features cuda"), "{}", err.message);
+    }
 }

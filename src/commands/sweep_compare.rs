@@ -1,11 +1,176 @@
-//! `mldebug sweep-compare` (in progress).
+//! `mldebug sweep-compare`: does A really beat B, over seeds?
+//!
+//! Reads run files (any format the readers know), reduces each run to one number, compares the
+//! two arms with paired or unpaired statistics, and prints a verdict in plain words. With `--gate`
+//! the exit status is 0 only when A is better (1 otherwise), so CI can block "improvements" that
+//! are not evidenced; without it the exit status is 0 whenever the comparison ran.
 
-use crate::cli::Global;
+use crate::cli::{ColorChoice, Global};
+use crate::render::{sweep_markdown, sweep_plot, sweep_table};
+use crate::sweep::compare::{self, Options, DEFAULT_ALPHA, DEFAULT_BOOTSTRAP_REPS};
+use crate::sweep::pairing::PairBy;
+use crate::sweep::readers;
+use crate::sweep::reduce::Reduction;
+use crate::sweep::verdict::VerdictKind;
 use crate::{Error, Exit, Result};
+use clap::ValueEnum;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    Table,
+    Markdown,
+    Json,
+}
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Run files, directories or globs (our JSON/JSONL, W&B, MLflow, TensorBoard, HF, Lightning).
+    #[arg(required = true, value_name = "PATH")]
+    pub paths: Vec<PathBuf>,
+    /// The metric to compare (default: the only metric every run logs).
+    #[arg(long)]
+    pub metric: Option<String>,
+    /// Larger values are better (default: inferred from the metric's name).
+    #[arg(long, conflicts_with = "lower_is_better")]
+    pub higher_is_better: bool,
+    /// Smaller values are better (inferred for loss, error, ppl, perplexity, wer …).
+    #[arg(long)]
+    pub lower_is_better: bool,
+    /// What splits the arms: `group`, or a (dotted) config key.
+    #[arg(long, value_name = "KEY")]
+    pub group_by: Option<String>,
+    /// The arm to test (its group or config value).
+    #[arg(long = "a", value_name = "NAME")]
+    pub arm_a: Option<String>,
+    /// The arm to compare against (the baseline).
+    #[arg(long = "b", value_name = "NAME")]
+    pub arm_b: Option<String>,
+    /// Pair runs on this key (default: the seed, when both arms have the same seeds).
+    #[arg(long, value_name = "KEY", conflicts_with = "no_pair")]
+    pub pair_by: Option<String>,
+    /// Analyse as unpaired even when seeds match.
+    #[arg(long)]
+    pub no_pair: bool,
+    /// How each run becomes one number: last, best, mean-last:K, at-step:N.
+    #[arg(long, default_value = "last", value_parser = parse_reduction)]
+    pub reduce: Reduction,
+    /// Significance level (two-sided).
+    #[arg(long, default_value_t = DEFAULT_ALPHA)]
+    pub alpha: f64,
+    /// An effect size you care about: report the seeds needed to detect it.
+    #[arg(long, value_name = "VALUE")]
+    pub mde: Option<f64>,
+    /// Differences smaller than this do not matter: allows "no meaningful difference" (TOST).
+    #[arg(long, value_name = "M")]
+    pub equivalence_margin: Option<f64>,
+    /// Bootstrap resamples for the multi-task aggregates.
+    #[arg(long, default_value_t = DEFAULT_BOOTSTRAP_REPS)]
+    pub bootstrap_reps: usize,
+    /// Seed of every resampling, reported in the output.
+    #[arg(long, default_value_t = 0)]
+    pub rng_seed: u64,
+    /// Output format (`--json` is the same as `--format json`).
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+    /// Also draw the comparison to this SVG file.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+    /// Exit 1 unless A is better (for CI).
+    #[arg(long)]
+    pub gate: bool,
+}
 
-pub fn run(_args: Args, _g: &Global) -> Result<Exit> {
-    Err(Error::internal("`sweep-compare` is not built yet"))
+fn parse_reduction(s: &str) -> std::result::Result<Reduction, String> {
+    s.parse()
+}
+
+impl Args {
+    fn options(&self) -> Result<Options> {
+        if !(self.alpha > 0.0 && self.alpha < 0.5) {
+            return Err(Error::usage(format!(
+                "--alpha {}: must be between 0 and 0.5",
+                self.alpha
+            )));
+        }
+        for (flag, v) in [
+            ("--mde", self.mde),
+            ("--equivalence-margin", self.equivalence_margin),
+        ] {
+            if let Some(v) = v {
+                if !(v > 0.0 && v.is_finite()) {
+                    return Err(Error::usage(format!(
+                        "{flag} {v}: must be a positive number"
+                    )));
+                }
+            }
+        }
+        if self.bootstrap_reps == 0 {
+            return Err(Error::usage("--bootstrap-reps must be at least 1"));
+        }
+        Ok(Options {
+            metric: self.metric.clone(),
+            higher_is_better: self.higher_is_better,
+            lower_is_better: self.lower_is_better,
+            group_by: self.group_by.clone(),
+            a: self.arm_a.clone(),
+            b: self.arm_b.clone(),
+            pair_by: match (&self.pair_by, self.no_pair) {
+                (_, true) => PairBy::Off,
+                (Some(k), false) => PairBy::Key(k.clone()),
+                (None, false) => PairBy::Auto,
+            },
+            reduce: self.reduce,
+            alpha: self.alpha,
+            mde: self.mde,
+            equivalence_margin: self.equivalence_margin,
+            bootstrap_reps: self.bootstrap_reps,
+            rng_seed: self.rng_seed,
+        })
+    }
+}
+
+/// Whether to colour the terminal output.
+fn use_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
+        }
+    }
+}
+
+/// Read, compare and render to a string (the testable core of the command).
+pub fn report(args: &Args, g: &Global) -> Result<(String, VerdictKind)> {
+    let opts = args.options()?;
+    let records = readers::read_paths(&args.paths)?;
+    let cmp = compare::compare(&records, &opts)?;
+    if let Some(path) = &args.plot {
+        sweep_plot::write(&cmp, path)?;
+    }
+    let format = if g.json { Format::Json } else { args.format };
+    let text = match format {
+        Format::Json => {
+            let mut s = serde_json::to_string_pretty(&cmp)
+                .map_err(|e| Error::internal(format!("serializing the comparison: {e}")))?;
+            s.push('\n');
+            s
+        }
+        Format::Markdown => sweep_markdown::render(&cmp),
+        Format::Table => sweep_table::render(&cmp, use_color(g.color)),
+    };
+    Ok((text, cmp.verdict.kind))
+}
+
+pub fn run(args: Args, g: &Global) -> Result<Exit> {
+    let (text, kind) = report(&args, g)?;
+    print!("{text}");
+    Ok(if args.gate && kind != VerdictKind::ABetter {
+        Exit::Failed
+    } else {
+        Exit::Ok
+    })
 }

@@ -145,6 +145,7 @@ pub fn crashed_report(request: &Request, why: &str, tail: &[String]) -> Report {
                 details: tail.to_vec(),
                 entry: format!("check-{check}"),
                 next: rerun.clone(),
+                series: Vec::new(),
             })
             .collect(),
     }

@@ -1,1 +1,20 @@
-//! (in progress)
+//! Everything a person or a program reads: tables, Markdown, JSON, sparklines and plots.
+//! Commands compute, then hand their results here; nothing else prints.
+//!
+//! - [`report`], [`matrix`], [`zoo`], [`plot`], [`sparkline`], [`progress`]: `check`, `demo`, `zoo`.
+//! - [`sweep_report`]: the `sweep-compare` report as format-neutral blocks;
+//!   [`sweep_table`] (terminal), [`sweep_markdown`] and [`sweep_plot`] (SVG) draw it.
+//! - [`number`], [`style`]: shared number formatting and the colour decision.
+
+pub mod matrix;
+pub mod number;
+pub mod plot;
+pub mod progress;
+pub mod report;
+pub mod sparkline;
+pub mod style;
+pub mod sweep_markdown;
+pub mod sweep_plot;
+pub mod sweep_report;
+pub mod sweep_table;
+pub mod zoo;

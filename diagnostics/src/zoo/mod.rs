@@ -1,1 +1,201 @@
-//! (in progress)
+//! The model zoo: clean reference models and their buggy twins.
+//!
+//! Each clean model passes every check; each twin is its clean model with one mistake that real
+//! training code makes, and `fails` lists the checks a correct mldebug must fail on it (other
+//! checks may pass, warn or fail). The zoo is the checks' test bed (`tests/zoo_matrix.rs`) and
+//! a demo: `mldebug check all --model zoo::<name>`.
+//!
+//! Every model uses the traced layers of [`crate::nn`], so nan-trace and grad-flow can name
+//! modules. Batches come from [`crate::rng::SeededRng`]: the same seed gives the same batch.
+
+pub mod cnn;
+pub mod data;
+pub mod layers;
+#[cfg(feature = "llama")]
+pub mod llama_candle;
+pub mod mlp;
+pub mod mlp_twins;
+pub mod tiny_gpt;
+pub mod tiny_gpt_twins;
+
+use crate::checks::run_checks;
+use crate::options::Options;
+use crate::report::{CheckId, Report};
+use cnn::Cnn;
+use mlp::Mlp;
+use tiny_gpt::TinyGpt;
+
+/// One zoo entry.
+#[derive(Debug, Clone, Copy)]
+pub struct ZooModel {
+    /// Kebab-case, as in `--model zoo::<name>`.
+    pub name: &'static str,
+    pub clean: bool,
+    /// The clean model a twin differs from.
+    pub twin_of: Option<&'static str>,
+    /// What the bug is, in one line; "" for a clean model.
+    pub breaks: &'static str,
+    /// The checks a correct mldebug must fail on this model; empty for a clean model.
+    pub fails: &'static [CheckId],
+    /// Runs checks on fresh parameters of the model.
+    pub run: fn(&[CheckId], &Options) -> Report,
+}
+
+use CheckId::*;
+
+const fn clean(name: &'static str, run: fn(&[CheckId], &Options) -> Report) -> ZooModel {
+    ZooModel {
+        name,
+        clean: true,
+        twin_of: None,
+        breaks: "",
+        fails: &[],
+        run,
+    }
+}
+
+const fn twin(
+    name: &'static str,
+    of: &'static str,
+    breaks: &'static str,
+    fails: &'static [CheckId],
+    run: fn(&[CheckId], &Options) -> Report,
+) -> ZooModel {
+    ZooModel {
+        name,
+        clean: false,
+        twin_of: Some(of),
+        breaks,
+        fails,
+        run,
+    }
+}
+
+static ZOO: &[ZooModel] = &[
+    clean("mlp", run_checks::<Mlp<mlp::Clean>>),
+    clean("cnn", run_checks::<Cnn<cnn::Clean>>),
+    clean("tiny-gpt", run_checks::<TinyGpt<tiny_gpt::Clean>>),
+    twin(
+        "cnn-unnormalised",
+        "cnn",
+        "images go in as raw 0-255 pixel values instead of standardised ones",
+        &[InitLoss],
+        run_checks::<Cnn<cnn::Unnormalised>>,
+    ),
+    twin(
+        "mlp-loss-sign",
+        "mlp",
+        "the loss is negated, so training pushes the right answers' probability down",
+        &[InitLoss, Overfit],
+        run_checks::<Mlp<mlp_twins::LossSign>>,
+    ),
+    twin(
+        "mlp-softmax-ce",
+        "mlp",
+        "forward returns softmax probabilities and the cross-entropy applies its own softmax on top",
+        &[Overfit],
+        run_checks::<Mlp<mlp_twins::SoftmaxBeforeCe>>,
+    ),
+    twin(
+        "mlp-softmax-batch-axis",
+        "mlp",
+        "the output log-softmax runs over the batch axis, mixing examples",
+        &[BatchLeak],
+        run_checks::<Mlp<mlp_twins::SoftmaxBatchAxis>>,
+    ),
+    twin(
+        "mlp-sum-reduction",
+        "mlp",
+        "the loss sums the per-example cross-entropies instead of averaging them",
+        &[InitLoss],
+        run_checks::<Mlp<mlp_twins::SumReduction>>,
+    ),
+    twin(
+        "mlp-zero-init",
+        "mlp",
+        "every hidden weight and bias starts at zero",
+        &[GradFlow, Overfit],
+        run_checks::<Mlp<mlp_twins::ZeroInit>>,
+    ),
+    twin(
+        "mlp-deep-sigmoid",
+        "mlp",
+        "ten sigmoid layers: the first layers' gradients vanish",
+        &[GradFlow, Overfit],
+        run_checks::<Mlp<mlp_twins::DeepSigmoid>>,
+    ),
+    twin(
+        "mlp-detached",
+        "mlp",
+        "the first layer's weight is used through a detached copy, so it never learns",
+        &[GradFlow],
+        run_checks::<Mlp<mlp_twins::Detached>>,
+    ),
+    twin(
+        "mlp-imbalanced",
+        "mlp",
+        "class 0 outnumbers every other class 101:1",
+        &[ClassBalance],
+        run_checks::<Mlp<mlp_twins::Imbalanced>>,
+    ),
+    twin(
+        "tiny-gpt-fused-norm",
+        "tiny-gpt",
+        "RmsNorm runs candle's fused kernel, which has no backward",
+        &[GradFlow, Overfit],
+        run_checks::<TinyGpt<tiny_gpt_twins::FusedNorm>>,
+    ),
+    twin(
+        "tiny-gpt-no-causal-mask",
+        "tiny-gpt",
+        "attention has no causal mask: each position sees the tokens after it",
+        &[BatchLeak],
+        run_checks::<TinyGpt<tiny_gpt_twins::NoCausalMask>>,
+    ),
+    twin(
+        "tiny-gpt-mask-times-inf",
+        "tiny-gpt",
+        "the causal mask is built as (1 above the diagonal) x -inf, and 0 x -inf is NaN",
+        &[InitLoss, GradFlow, NanTrace, Overfit],
+        run_checks::<TinyGpt<tiny_gpt_twins::MaskTimesInf>>,
+    ),
+    twin(
+        "tiny-gpt-lr-x100",
+        "tiny-gpt",
+        "projection weights stored 100x smaller and scaled back up in forward: every AdamW step is 100x too large (learning rate x100)",
+        &[Overfit],
+        run_checks::<TinyGpt<tiny_gpt_twins::LrX100>>,
+    ),
+    twin(
+        "tiny-gpt-pad-zero",
+        "tiny-gpt",
+        "padding positions are labelled 0 (the pad token) instead of -100",
+        &[LabelMask],
+        run_checks::<TinyGpt<tiny_gpt_twins::PadLabelledZero>>,
+    ),
+    twin(
+        "tiny-gpt-all-masked",
+        "tiny-gpt",
+        "every target is -100 and the loss divides by the count of kept targets: 0/0",
+        &[InitLoss, LabelMask, GradFlow, NanTrace, Overfit],
+        run_checks::<TinyGpt<tiny_gpt_twins::AllMaskedZeroOverZero>>,
+    ),
+    #[cfg(feature = "llama")]
+    twin(
+        "llama-candle",
+        "tiny-gpt",
+        "candle-transformers' Llama: fused RmsNorm, softmax and rope leave 20 of 21 parameters without a gradient",
+        &[GradFlow],
+        run_checks::<llama_candle::LlamaCandle>,
+    ),
+];
+
+/// Every zoo model: the clean ones first, then the twins.
+pub fn all() -> &'static [ZooModel] {
+    ZOO
+}
+
+/// The zoo model called `name` (without the `zoo::` prefix).
+pub fn find(name: &str) -> Option<&'static ZooModel> {
+    ZOO.iter().find(|m| m.name == name)
+}

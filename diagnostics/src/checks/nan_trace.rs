@@ -1,0 +1,239 @@
+//! `nan-trace`: where does the first NaN or infinity come from?
+//!
+//! A few training steps (forward, backward, AdamW step) under the frame recorder
+//! ([`crate::trace::Recorder`]): every traced layer's output is summarised on the device
+//! (abs-min, abs-max, non-finite count) and read back once per step. The first frame holding a
+//! NaN or an infinity names the module, and the frames recorded before it show how the values
+//! got there. The batch input, the model output and the loss are recorded as frames too, and
+//! after each step the parameters and gradients are scanned, so a model built without traced
+//! layers still gets an answer (without the module name). When everything stays finite but the
+//! largest value comes within `NEAR_MAX_HEADROOM` of the dtype's largest number, it warns.
+//!
+//! On `zoo::tiny-gpt-mask-times-inf` (the causal mask multiplied by -inf: 0 × inf = NaN):
+//! ```text
+//! nan-trace  fail  step 0: first non-finite value (4096 of them) in `blocks.0.attn.softmax`
+//!                  (softmax) [8, 2, 16, 16]
+//!    abs min    abs max  non-fin  module (kind) shape
+//!    2.91e-3     3.50e0        0  embed (embedding) [8, 16, 32]
+//!    3.30e-3     3.43e0        0  blocks.0.attn_norm (rms-norm) [8, 16, 32]
+//!    4.79e-4     5.50e0        0  blocks.0.attn.q (linear) [8, 16, 32]
+//!    4.05e-4     4.40e0        0  blocks.0.attn.k (linear) [8, 16, 32]
+//!    2.55e-3     4.84e0        0  blocks.0.attn.v (linear) [8, 16, 32]
+//!        NaN        NaN     4096  blocks.0.attn.softmax (softmax) [8, 2, 16, 16]  <-- first non-finite
+//! ```
+//! Read it bottom-up: the marked line is the culprit; the lines above are small and finite, so
+//! the NaN was made between `q`/`k` and the softmax (the scores and the mask), not inherited.
+
+use super::fresh::{restoring, Fresh};
+use super::optimizer::CheckOptimizer;
+use super::read::stats;
+use super::{next_for, show_command};
+use crate::init::ParamStore;
+use crate::model::{Batch, DebugModel};
+use crate::options::Options;
+use crate::report::{CheckId, Finding, Status};
+use crate::trace::{record, Frame, Recorder, StepSummary};
+use candle_core::{DType, Result};
+
+const ID: CheckId = CheckId::NanTrace;
+
+/// Training steps traced: enough for a too-large step to turn parameters non-finite on the zoo
+/// (the lr x100 twin overflows by step 3), few enough to stay cheap.
+pub const NAN_TRACE_STEPS: usize = 5;
+/// Warn when the largest value seen is within this factor of the dtype's largest finite number:
+/// one more multiply or sum of that size overflows (f16: above 655; f32: above 3.4e36). The
+/// clean zoo peaks at 4.8–11.5 in f32, raw 0–255 pixels at 608.
+pub const NEAR_MAX_HEADROOM: f64 = 100.0;
+
+/// Runs on fresh parameters of `M`.
+pub fn nan_trace<M: DebugModel>(opts: &Options) -> Result<Finding> {
+    let fresh = Fresh::<M>::new(opts, opts.seed)?;
+    run(&fresh.model, &fresh.params, &fresh.batch, opts)
+}
+
+/// Runs on the caller's model, then puts every parameter back.
+pub fn nan_trace_on<M: DebugModel>(
+    model: &M,
+    params: &ParamStore,
+    batch: &Batch,
+    opts: &Options,
+) -> Result<Finding> {
+    restoring(params, || run(model, params, batch, opts))
+}
+
+/// Where the first non-finite value was found.
+struct Culprit {
+    step: usize,
+    frame: Frame,
+    before: Vec<Frame>,
+    /// Found by the scan of parameters or gradients, not by a frame.
+    scanned: Option<String>,
+}
+
+fn run<M: DebugModel>(
+    model: &M,
+    params: &ParamStore,
+    batch: &Batch,
+    opts: &Options,
+) -> Result<Finding> {
+    let named = params.named();
+    let mut opt = CheckOptimizer::new(params.vars(), opts.learning_rate)?;
+    let recorder = Recorder::start();
+    let mut culprit = None;
+    let mut max_abs = 0f32;
+    let mut traced_modules = 0usize;
+    for step in 0..NAN_TRACE_STEPS {
+        // Token ids are not values that can overflow; only a float input is a frame.
+        let own_frames = if batch.input.dtype().is_float() {
+            record("input", "batch", None, &batch.input)?;
+            3
+        } else {
+            2
+        };
+        let output = model.forward(&batch.input, true)?;
+        record("output", "model", None, &output)?;
+        let loss = model.loss(&output, &batch.targets)?;
+        record("loss", "loss", None, &loss)?;
+        let summary: StepSummary = recorder.end_step()?;
+        // Some frames are ours (input, output, loss); the rest come from traced layers.
+        traced_modules = traced_modules.max(summary.frames_recorded.saturating_sub(own_frames));
+        max_abs = max_abs.max(summary.max_abs);
+        if let Some(frame) = summary.first_non_finite {
+            culprit = Some(Culprit {
+                step,
+                frame,
+                before: summary.frames_before,
+                scanned: None,
+            });
+            break;
+        }
+        let grads = loss.backward()?;
+        if let Some((name, frame)) =
+            scan(&named, |v| grads.get(v.as_tensor()).cloned(), "gradient")?
+        {
+            culprit = Some(Culprit {
+                step,
+                before: recorder.frames(),
+                frame,
+                scanned: Some(name),
+            });
+            break;
+        }
+        opt.step(&grads)?;
+        if let Some((name, frame)) = scan(&named, |v| Some(v.as_tensor().clone()), "parameter")? {
+            culprit = Some(Culprit {
+                step,
+                before: recorder.frames(),
+                frame,
+                scanned: Some(name),
+            });
+            break;
+        }
+        opts.report_progress(
+            ID,
+            step + 1,
+            NAN_TRACE_STEPS,
+            crate::checks::read::scalar(&loss).ok(),
+        );
+    }
+    drop(recorder);
+    Ok(judge(culprit, max_abs, traced_modules, opts))
+}
+
+/// The first parameter (by name) whose `pick` (its value or its gradient) holds a NaN or an
+/// infinity, as a frame.
+fn scan(
+    named: &[(String, candle_core::Var)],
+    pick: impl Fn(&candle_core::Var) -> Option<candle_core::Tensor>,
+    what: &'static str,
+) -> Result<Option<(String, Frame)>> {
+    for (name, var) in named {
+        let Some(t) = pick(var) else { continue };
+        let [abs_min, abs_max, non_finite] = stats(&t)?;
+        if non_finite > 0.0 {
+            let label = format!("{what} of {name}");
+            return Ok(Some((
+                label.clone(),
+                Frame {
+                    module: label,
+                    kind: what,
+                    shape: t.dims().to_vec(),
+                    abs_min,
+                    abs_max,
+                    non_finite: non_finite as usize,
+                },
+            )));
+        }
+    }
+    Ok(None)
+}
+
+/// The largest finite number of `dtype`.
+fn dtype_max(dtype: DType) -> f64 {
+    match dtype {
+        DType::F16 => 65504.0,
+        DType::BF16 => 3.389_531_4e38,
+        DType::F64 => f64::MAX,
+        _ => f64::from(f32::MAX),
+    }
+}
+
+fn judge(culprit: Option<Culprit>, max_abs: f32, traced: usize, opts: &Options) -> Finding {
+    let without_wrappers = if traced == 0 {
+        " (no traced layers: only the input, output, loss, parameters and gradients were watched; build with mldebug_diagnostics::nn layers to name modules)"
+    } else {
+        ""
+    };
+    let limit = dtype_max(opts.dtype);
+    let (status, summary, details) = match culprit {
+        Some(c) => {
+            let what = match &c.scanned {
+                Some(name) if c.frame.kind == "parameter" => format!(
+                    "`{name}` after the optimizer step (the forward pass and the gradients were finite): the update overflowed or divided by zero"
+                ),
+                Some(name) => format!("`{name}` after a finite forward pass: the backward pass overflowed or divided by zero"),
+                None if c.frame.module == "loss" => {
+                    "the loss, from a finite model output: log(0), 0/0 (every target masked?) or an overflow inside the loss".to_string()
+                }
+                None if c.frame.module == "input" => "the input batch itself".to_string(),
+                None => format!("`{}` ({}) {:?}", c.frame.module, c.frame.kind, c.frame.shape),
+            };
+            let mut lines = vec![crate::trace::FRAME_HEADER.to_string()];
+            lines.extend(c.before.iter().map(|f| f.to_string()));
+            lines.push(format!("{}  <-- first non-finite", c.frame));
+            (
+                Status::Fail,
+                format!(
+                    "step {}: first non-finite value ({} of them) in {what}{without_wrappers}",
+                    c.step, c.frame.non_finite
+                ),
+                lines,
+            )
+        }
+        None if f64::from(max_abs) * NEAR_MAX_HEADROOM > limit => (
+            Status::Warn,
+            format!(
+                "all finite over {NAN_TRACE_STEPS} steps, but values reach {max_abs:.2e}, within {NEAR_MAX_HEADROOM}x of the {:?} limit {limit:.2e}",
+                opts.dtype
+            ),
+            Vec::new(),
+        ),
+        None => (
+            Status::Pass,
+            format!("all finite over {NAN_TRACE_STEPS} training steps (largest value {max_abs:.2e}){without_wrappers}"),
+            Vec::new(),
+        ),
+    };
+    let mut f = Finding::new(ID, status, summary)
+        .metric("steps", NAN_TRACE_STEPS as f64)
+        .metric("max_abs", f64::from(max_abs))
+        .metric("dtype_max", limit)
+        .metric("traced_modules", traced as f64)
+        .next(if status == Status::Fail {
+            show_command(ID)
+        } else {
+            next_for(ID, status, opts)
+        });
+    f.details = details;
+    f
+}
