@@ -79,7 +79,6 @@ fn clean_model_passes_every_check_and_a_detached_layer_fails_grad_flow() {
         text.contains("fc1"),
         "the finding must name the detached layer: {text}"
     );
-    assert!(!text.contains("fc2.weight\\\" no grad"), "{text}");
 }
 
 #[test]

@@ -93,13 +93,23 @@ const NOT_FOUND: [&str; 8] = [
 /// Advice for an error in the generated `main.rs`.
 pub fn harness_advice(d: &Diagnostic, harness: &Harness, user: &UserCrate, model: &str) -> Error {
     let code = d.code.as_ref().map(|c| c.code.as_str()).unwrap_or("");
-    let helps: Vec<&str> = d
+    // rustc's own hints, with the replacement it suggests (`a struct with a similar name
+    // exists: `Net``).
+    let helps: Vec<String> = d
         .children
         .iter()
         .filter(|c| !c.message.is_empty())
-        .map(|c| c.message.as_str())
+        .map(|c| {
+            let fix = c
+                .spans
+                .iter()
+                .find_map(|s| s.suggested_replacement.as_deref())
+                .map(|r| format!(": `{r}`"))
+                .unwrap_or_default();
+            format!("{}{fix}", c.message)
+        })
         .collect();
-    let rustc = if helps.is_empty() {
+    let rustc = if helps.is_empty() || code == "E0277" {
         format!("rustc: {}", d.message)
     } else {
         format!("rustc: {} ({})", d.message, helps.join("; "))

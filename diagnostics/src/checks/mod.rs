@@ -42,6 +42,14 @@ mod optimizer;
 mod read;
 
 pub use fresh::Fresh;
+// One function per check at `checks::<name>` (module and function share the name).
+pub use batch_leak::batch_leak;
+pub use class_balance::class_balance;
+pub use grad_flow::grad_flow;
+pub use init_loss::init_loss;
+pub use label_mask::label_mask;
+pub use nan_trace::nan_trace;
+pub use overfit::overfit;
 
 use crate::model::DebugModel;
 use crate::options::Options;
