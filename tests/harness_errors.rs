@@ -113,7 +113,8 @@ fn a_model_that_panics_is_an_error_finding_with_exit_4() {
         ],
     );
     assert_eq!(out.status.code(), Some(4), "{}", show(&out));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect(&show(&out));
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", show(&out)));
     let finding = &report["checks"][0];
     assert_eq!(finding["status"], "error", "{}", show(&out));
     let text = format!("{} {}", finding["summary"], finding["details"]);

@@ -12,8 +12,8 @@
 
 use crate::model::{Batch, DebugModel};
 use crate::options::{Options, Progress, ProgressEvent};
-use crate::rng::SeededRng;
 use crate::report::{CheckId, Finding, Report, Status};
+use crate::rng::SeededRng;
 use candle_core::{Device, Tensor};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
@@ -397,7 +397,10 @@ mod tests {
     #[test]
     fn macro_covers_module_and_named_forwards() {
         let (m, b) = build::<ByModule>();
-        assert_eq!(DebugModel::forward(&m, &b.input, true).unwrap().dims(), &[8, 3]);
+        assert_eq!(
+            DebugModel::forward(&m, &b.input, true).unwrap().dims(),
+            &[8, 3]
+        );
         let (m, b) = build::<ByMethod>();
         let doubled = DebugModel::forward(&m, &b.input, true).unwrap();
         let plain = m.0.forward(&b.input).unwrap();
@@ -409,7 +412,10 @@ mod tests {
             .unwrap()
             .to_scalar::<f32>()
             .unwrap();
-        assert_eq!(diff, 0.0, "`forward = ByMethod::forward` must be the one called");
+        assert_eq!(
+            diff, 0.0,
+            "`forward = ByMethod::forward` must be the one called"
+        );
         let (m, b) = build::<Named>();
         assert_eq!(m.forward(&b.input, false).unwrap().dims(), &[8, 3]);
     }
@@ -427,7 +433,10 @@ mod tests {
         let mut counts = [0; 3];
         ids.iter().for_each(|&i| counts[i as usize] += 1);
         assert_eq!(counts.iter().sum::<usize>(), 8);
-        assert!(counts.iter().all(|&c| c == 2 || c == 3), "balanced: {counts:?}");
+        assert!(
+            counts.iter().all(|&c| c == 2 || c == 3),
+            "balanced: {counts:?}"
+        );
         let mean = v(&a.input).iter().sum::<f32>() / 32.0;
         assert!(mean.abs() < 1.0, "N(0,1) inputs, mean {mean}");
     }
