@@ -224,3 +224,81 @@ fn user_crate(meta: &Metadata, p: &Package) -> Result<UserCrate> {
         diagnostics_optional: dep.optional,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A workspace of two members with libraries `alpha` and `beta_net`, both depending on the
+    /// diagnostics (no build: `cargo metadata --no-deps` only reads manifests).
+    fn workspace() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let diag = concat!(env!("CARGO_MANIFEST_DIR"), "/diagnostics");
+        std::fs::write(
+            root.join("Cargo.toml"),
+            "[workspace]\nmembers = [\"alpha\", \"beta\"]\nresolver = \"2\"\n",
+        )
+        .unwrap();
+        for (dir_name, pkg) in [("alpha", "alpha"), ("beta", "beta-net")] {
+            std::fs::create_dir_all(root.join(dir_name).join("src")).unwrap();
+            std::fs::write(
+                root.join(dir_name).join("Cargo.toml"),
+                format!(
+                    "[package]\nname = \"{pkg}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\
+                     [dependencies]\nmldebug-diagnostics = {{ path = {diag:?} }}\n"
+                ),
+            )
+            .unwrap();
+            std::fs::write(root.join(dir_name).join("src/lib.rs"), "").unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_crate_name_or_the_member_you_are_in_selects_the_package() {
+        let ws = workspace();
+        let root_manifest = ws.path().join("Cargo.toml");
+        let meta = metadata(&root_manifest, true).unwrap();
+
+        let named = ModelPath::parse("beta_net::models::Net").unwrap();
+        let user = select(&meta, &root_manifest, &named, None).unwrap();
+        assert_eq!(
+            (user.name.as_str(), user.lib.as_str()),
+            ("beta-net", "beta_net")
+        );
+        assert_eq!(user.diagnostics_key, DIAGNOSTICS_PACKAGE);
+
+        let here = ModelPath::parse("crate::Net").unwrap();
+        let alpha_manifest = ws.path().join("alpha/Cargo.toml");
+        let user = select(&meta, &alpha_manifest, &here, None).unwrap();
+        assert_eq!(user.name, "alpha");
+
+        let user = select(&meta, &root_manifest, &here, Some("beta-net")).unwrap();
+        assert_eq!(user.name, "beta-net");
+    }
+
+    #[test]
+    fn ambiguous_or_unknown_packages_are_usage_errors_naming_the_members() {
+        let ws = workspace();
+        let root_manifest = ws.path().join("Cargo.toml");
+        let meta = metadata(&root_manifest, true).unwrap();
+        let here = ModelPath::parse("crate::Net").unwrap();
+        let e = select(&meta, &root_manifest, &here, None).unwrap_err();
+        assert_eq!(e.exit, Exit::Usage);
+        assert!(e.message.contains("`crate` is ambiguous"), "{}", e.message);
+        assert!(e.message.contains("`alpha`, `beta-net`"), "{}", e.message);
+
+        let other = ModelPath::parse("gamma::Net").unwrap();
+        let e = select(&meta, &root_manifest, &other, None).unwrap_err();
+        assert!(e
+            .message
+            .contains("no package in this workspace has a library named `gamma`"));
+        let e = select(&meta, &root_manifest, &here, Some("gamma")).unwrap_err();
+        assert!(
+            e.message.starts_with("-p gamma: no such package"),
+            "{}",
+            e.message
+        );
+    }
+}
