@@ -283,7 +283,24 @@ pub fn classification_batch(
 
 /// Implement [`DebugModel`] for a plain classifier in one line.
 ///
-/// ```ignore
+/// ```
+/// use candle_core::{Result, Tensor};
+/// use candle_nn::{linear, Linear, Module, VarBuilder};
+///
+/// pub struct Net { fc: Linear }
+///
+/// impl Net {
+///     pub fn new(vb: VarBuilder) -> Result<Net> {
+///         Ok(Net { fc: linear(784, 10, vb.pp("fc"))? })
+///     }
+/// }
+///
+/// impl Module for Net {
+///     fn forward(&self, xs: &Tensor) -> Result<Tensor> {
+///         self.fc.forward(xs)
+///     }
+/// }
+///
 /// mldebug_diagnostics::debug_model!(Net, new = Net::new, input = [32, 784], classes = 10);
 /// ```
 ///
