@@ -329,3 +329,31 @@ fn json_lists_the_problems() {
     assert_eq!(v["ok"], false);
     assert_eq!(v["problems"][0]["line"], 40);
 }
+
+#[test]
+fn records_option_compares_excerpts_with_their_records() {
+    let tmp = fixture_copy();
+    let records = tmp.path().join("records.yaml");
+    std::fs::write(
+        &records,
+        "- id: whitaker-minimal-example\n  quote: Something else.\n  status: verified-exact\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(["--color", "never", "--catalog"])
+        .arg(tmp.path())
+        .args(["catalog", "verify", "--records"])
+        .arg(&records)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("evidence/whitaker-surface-area.yaml:9: excerpt `whitaker-minimal-example`: `text` differs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("excerpt `karpathy-overfit-one-batch` has no record"),
+        "{text}"
+    );
+}

@@ -40,7 +40,7 @@ const SYNONYMS: &[&[&str]] = &[
     ],
     &["zero", "0"],
     &["flat", "plateau", "stuck", "stall", "constant", "unchanged"],
-    &["mask", "padding", "pad", "ignore", "100"],
+    &["mask", "padding", "pad", "ignore"],
     &["leak", "leakage", "cheat", "future", "peek"],
     &["memory", "oom"],
     &["imbalance", "imbalanced", "majority", "skew"],

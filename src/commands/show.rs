@@ -133,7 +133,10 @@ fn human(shown: &Shown, paint: Paint) -> String {
             }
             if !qs.is_empty() {
                 out.push_str(&format!("{}\n", paint.bold("Quotes")));
-                let blocks: Vec<String> = qs.iter().map(|q| quotes::quote(q, paint)).collect();
+                let blocks: Vec<String> = qs
+                    .iter()
+                    .map(|q| quotes::quote_in(q, paint, Some(&e.id)))
+                    .collect();
                 out.push_str(&blocks.join("\n"));
                 out.push('\n');
             }

@@ -8,6 +8,11 @@ use crate::catalog::QuoteStatus;
 
 /// One quote, as a block of lines ending in a newline.
 pub fn quote(q: &QuoteHit, paint: Paint) -> String {
+    quote_in(q, paint, None)
+}
+
+/// One quote shown inside entry `shown` (which is then not offered as "in: mldebug show ...").
+pub fn quote_in(q: &QuoteHit, paint: Paint, shown: Option<&str>) -> String {
     let mut out = wrap(&format!("“{}”", q.text), WRAP, "  ");
     let date = if q.date.is_empty() {
         String::new()

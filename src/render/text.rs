@@ -35,17 +35,6 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wraps_and_indents() {
-        assert_eq!(wrap("aa bb cc", 7, "  "), "  aa bb\n  cc\n");
-        assert_eq!(wrap("a\n\nb", 80, ""), "a\n\nb\n");
-    }
-}
-
 /// On stderr: a catalog read with `--catalog` has problems (answers may be incomplete).
 pub fn warn_problems(c: &crate::catalog::Catalog, g: &crate::cli::Global) {
     if g.catalog.is_some() && !c.problems.is_empty() {
@@ -54,5 +43,16 @@ pub fn warn_problems(c: &crate::catalog::Catalog, g: &crate::cli::Global) {
             c.problems.len(),
             c.problems[0]
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wraps_and_indents() {
+        assert_eq!(wrap("aa bb cc", 7, "  "), "  aa bb\n  cc\n");
+        assert_eq!(wrap("a\n\nb", 80, ""), "a\n\nb\n");
     }
 }
