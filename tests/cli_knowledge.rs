@@ -213,3 +213,75 @@ fn color_is_off_when_piped_and_on_when_asked() {
         .unwrap();
     assert!(String::from_utf8_lossy(&forced.stdout).contains("\x1b[33mUNVERIFIED"));
 }
+
+#[test]
+fn catalog_verify_failure_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("catalog");
+    copy_dir(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE),
+        &dir,
+    );
+    let skill = dir.join("SKILL.md");
+    let text = std::fs::read_to_string(&skill).unwrap();
+    let text = text
+        .replace("only a few examples", "only a handful of examples")
+        .replace("check overfit --model", "check overfitting --model");
+    std::fs::write(&skill, text).unwrap();
+    let run = |json: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mldebug"));
+        cmd.args(["--color", "never", "--catalog"])
+            .arg(&dir)
+            .args(["catalog", "verify"]);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .replace(&dir.display().to_string(), "[CATALOG]")
+    };
+    insta::assert_snapshot!("verify_failed", run(false));
+    insta::assert_snapshot!("verify_failed_json", run(true));
+}
+
+#[test]
+fn skill_install_output() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = |json: bool| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_mldebug"));
+        cmd.current_dir(tmp.path())
+            .args(["--color", "never", "--catalog"])
+            .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE))
+            .args(["skill", "install"]);
+        if json {
+            cmd.arg("--json");
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    insta::assert_snapshot!("skill_install", run(false));
+    insta::assert_snapshot!("skill_install_again_json", run(true));
+}
+
+#[test]
+fn completions_fish_snapshot() {
+    let fish = ok(&["completions", "fish"]);
+    assert!(fish.contains("complete -c mldebug"));
+    insta::assert_snapshot!("completions_fish", fish);
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        let dest = to.join(p.file_name().unwrap());
+        if p.is_dir() {
+            copy_dir(&p, &dest);
+        } else {
+            std::fs::copy(&p, &dest).unwrap();
+        }
+    }
+}

@@ -245,3 +245,89 @@ fn unique_entries(c: &Catalog, out: &mut Vec<Problem>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::parse_files;
+
+    const EVIDENCE: &str = "id: src\nauthor: A. Person\ntitle: T\nurl: https://x\ndate: '2020'\nstatus: unverified\nexcerpts:\n- id: src-one\n  text: The exact words here.\n  status: verified-exact\n- id: src-two\n  text: Words nobody checked.\n  status: unverified\n";
+
+    fn skill(body: &str) -> String {
+        format!("---\nname: t\ndescription: d\n---\n\n## S\n\n### E {{#e}}\n\n{body}\n\n[^src]: A. Person, \"T\", <https://x>\n")
+    }
+
+    fn problems(body: &str) -> Vec<String> {
+        let c = parse_files(vec![
+            ("SKILL.md".into(), skill(body)),
+            ("evidence/src.yaml".into(), EVIDENCE.into()),
+        ]);
+        verify(&c)
+            .into_iter()
+            .filter(|p| !p.message.contains("has no section"))
+            .map(|p| p.to_string())
+            .collect()
+    }
+
+    #[test]
+    fn a_good_quote_passes() {
+        assert_eq!(
+            problems("> The exact words here.[^src]"),
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            problems("> Words nobody checked.[^src] *(unverified)*"),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn a_changed_word_is_caught_with_its_line() {
+        let p = problems("> The exact word here.[^src]");
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(
+            p[0].starts_with("SKILL.md:10: quote does not match"),
+            "{p:?}"
+        );
+        assert!(p[0].contains("word 3: the quote has `word`"), "{p:?}");
+    }
+
+    #[test]
+    fn the_unverified_marker_follows_the_evidence() {
+        let p = problems("> Words nobody checked.[^src]");
+        assert!(p[0].contains("lacks the marker"), "{p:?}");
+        let p = problems("> The exact words here.[^src] *(unverified)*");
+        assert!(p[0].contains("remove the marker"), "{p:?}");
+    }
+
+    #[test]
+    fn unknown_checks_and_missing_evidence() {
+        let p = problems("Check: `mldebug check overfit-one --model m`");
+        assert!(
+            p[0].starts_with("SKILL.md:10: unknown check `overfit-one`"),
+            "{p:?}"
+        );
+        let p = problems("> The exact words here.[^other]\n\n[^other]: Nobody");
+        assert!(p.iter().any(|m| m.contains("evidence/other.yaml")), "{p:?}");
+    }
+
+    #[test]
+    fn missing_check_sections_are_listed() {
+        let c = parse_files(vec![("SKILL.md".into(), skill("Text."))]);
+        let missing = verify(&c)
+            .into_iter()
+            .filter(|p| p.message.contains("has no section"))
+            .count();
+        assert_eq!(missing, CheckId::ALL.len());
+    }
+
+    #[test]
+    fn duplicate_entry_ids() {
+        let p = problems("### Again {#e}\n\nText.");
+        assert!(
+            p.iter()
+                .any(|m| m.contains("entry id `e` is already used at SKILL.md:8")),
+            "{p:?}"
+        );
+    }
+}
