@@ -26,15 +26,16 @@ pub fn quote_in(q: &QuoteHit, paint: Paint, shown: Option<&str>) -> String {
     ));
     out.push_str(&format!("      {}\n", paint.cyan(&q.url)));
     out.push_str(&format!("      {}\n", status_line(q.status, paint)));
-    if !q.entries.is_empty() {
-        let shows: Vec<String> = q
-            .entries
-            .iter()
-            .map(|e| format!("mldebug show {e}"))
-            .collect();
+    let others: Vec<String> = q
+        .entries
+        .iter()
+        .filter(|e| Some(e.as_str()) != shown)
+        .map(|e| format!("mldebug show {e}"))
+        .collect();
+    if !others.is_empty() {
         out.push_str(&format!(
             "      {}\n",
-            paint.dim(&format!("in: {}", shows.join(", ")))
+            paint.dim(&format!("in: {}", others.join(", ")))
         ));
     }
     out
