@@ -12,6 +12,8 @@ use std::ops::Range;
 pub const SYMPTOMS_ID: &str = "symptoms";
 /// The marker a quote from an unverified excerpt carries after its footnote reference.
 pub const UNVERIFIED_MARKER: &str = "(unverified)";
+/// Between the cells of a table row in an entry's body.
+const CELL_SEPARATOR: &str = " | ";
 /// The columns of the symptoms table, by the start of their header text.
 pub const SYMPTOM_COLUMNS: [&str; 3] = ["symptom", "hypotheses", "checks"];
 
@@ -226,16 +228,11 @@ impl<'a> Reader<'a> {
                     t.row.push(Cell::default());
                 }
             }
-            Tag::Paragraph | Tag::Item => {
-                if let Some(q) = &mut self.quote {
-                    if q.source.is_some() {
-                        push_space(&mut q.after);
-                    } else {
-                        push_space(&mut q.text);
-                        push_space(&mut q.literal);
-                    }
-                }
+            Tag::Item => {
+                self.body_push("- ");
+                self.quote_space();
             }
+            Tag::Paragraph => self.quote_space(),
             _ => {}
         }
     }
@@ -271,8 +268,9 @@ impl<'a> Reader<'a> {
                 self.in_code_block = false;
                 self.body_break("\n\n");
             }
-            TagEnd::Paragraph | TagEnd::Item => self.body_break("\n"),
-            TagEnd::TableCell => self.body_break(" "),
+            TagEnd::Paragraph => self.body_break("\n\n"),
+            TagEnd::Item => self.body_break("\n"),
+            TagEnd::TableCell => self.body_push(CELL_SEPARATOR),
             TagEnd::TableHead => {
                 if let Some(t) = &mut self.table {
                     t.in_head = false;
@@ -295,7 +293,11 @@ impl<'a> Reader<'a> {
                 }
                 self.body_break("\n");
             }
-            TagEnd::Table => self.table = None,
+            TagEnd::Table => {
+                self.table = None;
+                self.body_break("\n\n");
+            }
+            TagEnd::List(_) => self.body_break("\n\n"),
             TagEnd::MetadataBlock(_) => self.in_metadata = false,
             _ => {}
         }
@@ -503,13 +505,47 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn body_break(&mut self, sep: &str) {
-        if self.quote.is_some() || self.footnote.is_some() {
-            return;
+    /// A paragraph or item inside a quote starts with a space.
+    fn quote_space(&mut self) {
+        if let Some(q) = &mut self.quote {
+            if q.source.is_some() {
+                push_space(&mut q.after);
+            } else {
+                push_space(&mut q.text);
+                push_space(&mut q.literal);
+            }
         }
-        if let Some(i) = self.current_entry() {
-            let body = &mut self.out.entries[i].body;
-            if !body.is_empty() && !body.ends_with(['\n', ' ']) {
+    }
+
+    /// The entry body being written, if text now belongs to one (not to a quote or footnote).
+    fn body(&mut self) -> Option<&mut String> {
+        if self.quote.is_some() || self.footnote.is_some() || self.heading.is_some() {
+            return None;
+        }
+        let i = self.current_entry()?;
+        Some(&mut self.out.entries[i].body)
+    }
+
+    fn body_push(&mut self, s: &str) {
+        if let Some(body) = self.body() {
+            body.push_str(s);
+        }
+    }
+
+    /// End a line (`"\n"`) or a paragraph (`"\n\n"`) of the body.
+    fn body_break(&mut self, sep: &str) {
+        if let Some(body) = self.body() {
+            let kept = body
+                .trim_end_matches(CELL_SEPARATOR)
+                .trim_end_matches(' ')
+                .len();
+            body.truncate(kept);
+            if body.is_empty() || body.ends_with("\n\n") || body.ends_with(sep) {
+                return;
+            }
+            if sep == "\n\n" && body.ends_with('\n') {
+                body.push('\n');
+            } else {
                 body.push_str(sep);
             }
         }

@@ -3,6 +3,7 @@
 
 use crate::catalog::{self, records, verify, Problem};
 use crate::cli::Global;
+use crate::render::output::emit;
 use crate::render::{json, style::Paint};
 use crate::{Error, Exit, Result};
 use serde::Serialize;
@@ -94,11 +95,12 @@ fn verify_cmd(args: VerifyArgs, g: &Global) -> Result<Exit> {
             .collect(),
     };
     if g.json {
-        print!("{}", json::to_string(&out)?);
+        emit(&json::to_string(&out)?)?;
     } else {
         let paint = Paint::new(g.color);
+        let mut text = String::new();
         for p in &out.problems {
-            println!("{}:{}: {}", p.file, p.line, p.message);
+            text.push_str(&format!("{}:{}: {}\n", p.file, p.line, p.message));
         }
         let n = &out.counts;
         let summary = format!(
@@ -106,14 +108,15 @@ fn verify_cmd(args: VerifyArgs, g: &Global) -> Result<Exit> {
             n.entries, n.quotes, n.sources, n.excerpts, n.checks, n.symptoms
         );
         if out.ok {
-            println!("{} {summary}", paint.green("catalog OK:"));
+            text.push_str(&format!("{} {summary}\n", paint.green("catalog OK:")));
         } else {
-            println!(
-                "{} {} problem(s) in {summary}",
+            text.push_str(&format!(
+                "{} {} problem(s) in {summary}\n",
                 paint.red("catalog FAILED:"),
                 out.problems.len()
-            );
+            ));
         }
+        emit(&text)?;
     }
     Ok(if out.ok { Exit::Ok } else { Exit::Failed })
 }

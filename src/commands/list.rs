@@ -2,6 +2,7 @@
 
 use crate::catalog::{self, Catalog};
 use crate::cli::Global;
+use crate::render::output::emit;
 use crate::render::{json, style::Paint, table, text::warn_problems};
 use crate::{Exit, Result};
 use serde::Serialize;
@@ -80,9 +81,9 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     warn_problems(&c, g);
     let rows = rows(&c, args.kind);
     if g.json {
-        print!("{}", json::to_string(&rows)?);
+        emit(&json::to_string(&rows)?)?;
     } else {
-        print!("{}", human(&rows, Paint::new(g.color)));
+        emit(&human(&rows, Paint::new(g.color)))?;
     }
     Ok(Exit::Ok)
 }

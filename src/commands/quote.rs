@@ -5,6 +5,7 @@
 use crate::catalog::lookup::{self, NoQuotes, QuoteHit};
 use crate::catalog::{self};
 use crate::cli::Global;
+use crate::render::output::emit;
 use crate::render::{json, quotes, style::Paint, text::warn_problems};
 use crate::{Error, Exit, Result};
 use serde::Serialize;
@@ -47,11 +48,11 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         quotes: hits,
     };
     if g.json {
-        print!("{}", json::to_string(&out)?);
+        emit(&json::to_string(&out)?)?;
     } else {
         let paint = Paint::new(g.color);
         let blocks: Vec<String> = out.quotes.iter().map(|q| quotes::quote(q, paint)).collect();
-        print!("{}", blocks.join("\n"));
+        emit(&blocks.join("\n"))?;
     }
     Ok(Exit::Ok)
 }

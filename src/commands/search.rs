@@ -3,6 +3,7 @@
 
 use crate::catalog::{self, search};
 use crate::cli::Global;
+use crate::render::output::emit;
 use crate::render::{json, style::Paint, table, text::warn_problems};
 use crate::{Error, Exit, Result};
 use serde::Serialize;
@@ -62,7 +63,7 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     }
     let out = Output { query, results };
     if g.json {
-        print!("{}", json::to_string(&out)?);
+        emit(&json::to_string(&out)?)?;
     } else {
         let paint = Paint::new(g.color);
         let mut t = table::new(&["score", "id", "title", "where"], paint);
@@ -74,8 +75,10 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
                 format!("{}:{}", h.file, h.line),
             ]);
         }
-        print!("{}", table::to_string(&t));
-        println!("{}", paint.dim("details: mldebug show <id>"));
+        let mut text = table::to_string(&t);
+        text.push_str(&paint.dim("details: mldebug show <id>"));
+        text.push('\n');
+        emit(&text)?;
     }
     Ok(Exit::Ok)
 }

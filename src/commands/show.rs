@@ -4,6 +4,7 @@
 use crate::catalog::lookup::{self, QuoteHit};
 use crate::catalog::{self, Catalog, Entry, Source};
 use crate::cli::Global;
+use crate::render::output::emit;
 use crate::render::{
     json, quotes,
     style::Paint,
@@ -56,9 +57,9 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         ))
     })?;
     if g.json {
-        print!("{}", json::to_string(&shown)?);
+        emit(&json::to_string(&shown)?)?;
     } else {
-        print!("{}", human(&shown, Paint::new(g.color)));
+        emit(&human(&shown, Paint::new(g.color)))?;
     }
     Ok(Exit::Ok)
 }
@@ -128,7 +129,7 @@ fn human(shown: &Shown, paint: Paint) -> String {
             out.push_str(&paint.dim(&meta.join(" · ")));
             out.push_str("\n\n");
             if !e.body.is_empty() {
-                out.push_str(&wrap(&e.body.replace('\n', "\n\n"), WRAP, ""));
+                out.push_str(&wrap(&e.body, WRAP, ""));
                 out.push('\n');
             }
             if !qs.is_empty() {
@@ -187,7 +188,7 @@ fn human(shown: &Shown, paint: Paint) -> String {
                 Some(e) => {
                     out.push_str(&paint.dim(&format!("{} · {}", e.title, e.location)));
                     out.push_str("\n\n");
-                    out.push_str(&wrap(&e.body.replace('\n', "\n\n"), WRAP, ""));
+                    out.push_str(&wrap(&e.body, WRAP, ""));
                 }
                 None => out.push_str("(no refs/diagnostics.md section yet)\n"),
             }

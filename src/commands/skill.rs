@@ -10,6 +10,7 @@
 use crate::catalog::{self, front_matter};
 use crate::cli::Global;
 use crate::render::json;
+use crate::render::output::emit;
 use crate::{Error, Exit, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -85,23 +86,23 @@ fn install(args: InstallArgs, g: &Global) -> Result<Exit> {
         .collect();
     let out = write_skill(&dir, &fm.name, &files, args.force)?;
     if g.json {
-        print!("{}", json::to_string(&out)?);
+        emit(&json::to_string(&out)?)?;
     } else if out.written.is_empty() && out.removed.is_empty() {
-        println!(
-            "the {} skill in {} is up to date ({} files)",
+        emit(&format!(
+            "the {} skill in {} is up to date ({} files)\n",
             out.name,
             out.dir,
             out.unchanged.len()
-        );
+        ))?;
     } else {
-        println!(
-            "installed the {} skill in {}: {} written, {} unchanged, {} removed",
+        emit(&format!(
+            "installed the {} skill in {}: {} written, {} unchanged, {} removed\n",
             out.name,
             out.dir,
             out.written.len(),
             out.unchanged.len(),
             out.removed.len()
-        );
+        ))?;
     }
     Ok(Exit::Ok)
 }

@@ -3,6 +3,7 @@
 
 use crate::catalog::{self, search};
 use crate::cli::Global;
+use crate::render::output::emit;
 use crate::render::{
     json,
     style::Paint,
@@ -67,9 +68,9 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     }
     let out = Output { query, matches };
     if g.json {
-        print!("{}", json::to_string(&out)?);
+        emit(&json::to_string(&out)?)?;
     } else {
-        print!("{}", human(&out, Paint::new(g.color)));
+        emit(&human(&out, Paint::new(g.color)))?;
     }
     Ok(Exit::Ok)
 }
