@@ -178,15 +178,20 @@ fn human(shown: &Shown, paint: Paint) -> String {
             section,
             linked_from,
         } => {
+            let title = section.as_ref().map(|e| e.title.as_str()).unwrap_or("");
             out.push_str(&format!(
-                "{}  [{}]\n",
-                paint.bold(&format!("check {}", k.id)),
+                "{}  [check {}]\n",
+                paint.bold(if title.is_empty() {
+                    k.id.as_str()
+                } else {
+                    title
+                }),
                 k.id
             ));
             out.push_str(&format!("run: {}\n", k.command));
             match section {
                 Some(e) => {
-                    out.push_str(&paint.dim(&format!("{} · {}", e.title, e.location)));
+                    out.push_str(&paint.dim(&format!("section {} · {}", e.id, e.location)));
                     out.push_str("\n\n");
                     out.push_str(&wrap(&e.body, WRAP, ""));
                 }
