@@ -30,9 +30,14 @@ struct Row<'a> {
     hypotheses: &'a [String],
     commands: &'a [String],
     checks: Vec<String>,
+    /// Catalog entries that explain this symptom (`mldebug show <id>`), best first.
+    read: Vec<&'a str>,
     file: &'a str,
     line: usize,
 }
+
+/// How many explaining entries to offer per symptom row.
+const READ_MAX: usize = 3;
 
 #[derive(Debug, Serialize)]
 struct Output<'a> {
@@ -44,13 +49,22 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     let c = catalog::open(g)?;
     warn_problems(&c, g);
     let query = args.symptom.join(" ");
+    let entries = search::entry_index(&c);
     let matches: Vec<Row> = search::symptom_index(&c)
         .search(&query)
         .into_iter()
         .take(args.limit)
         .map(|(i, score)| {
             let s = &c.symptoms[i];
+            let read = entries
+                .search(&format!("{} {}", s.symptom, s.hypotheses.join(" ")))
+                .into_iter()
+                .map(|(e, _)| c.entries[e].id.as_str())
+                .filter(|id| *id != catalog::markdown::SYMPTOMS_ID)
+                .take(READ_MAX)
+                .collect();
             Row {
+                read,
                 symptom: &s.symptom,
                 score: (score * 100.0).round() / 100.0,
                 hypotheses: &s.hypotheses,
@@ -99,6 +113,12 @@ fn human(out: &Output<'_>, paint: Paint) -> String {
         s.push_str("   Tell them apart:\n");
         for cmd in row.commands {
             s.push_str(&format!("     {}\n", paint.cyan(cmd)));
+        }
+        if !row.read.is_empty() {
+            s.push_str("   Read:\n");
+            for id in &row.read {
+                s.push_str(&format!("     mldebug show {id}\n"));
+            }
         }
     }
     s

@@ -15,12 +15,9 @@ impl Paint {
     /// Decide from the `--color` flag, `NO_COLOR` and whether stdout is a terminal.
     pub fn new(choice: ColorChoice) -> Self {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let color = match choice {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => !no_color && std::io::stdout().is_terminal(),
-        };
-        Paint { color }
+        Paint {
+            color: use_color(choice, no_color, std::io::stdout().is_terminal()),
+        }
     }
 
     pub fn plain() -> Self {
@@ -69,10 +66,36 @@ impl Paint {
     }
 }
 
+/// The rule: an explicit `--color always|never` wins; `auto` colours a terminal unless
+/// `NO_COLOR` is set (no-color.org).
+pub fn use_color(choice: ColorChoice, no_color: bool, terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => terminal && !no_color,
+    }
+}
+
 /// A quote status in words; unverified in capitals so it stands out without colour.
 pub fn status_word(s: QuoteStatus) -> &'static str {
     match s {
         QuoteStatus::Unverified => "UNVERIFIED",
         _ => s.as_str(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color_unless_forced() {
+        assert!(use_color(ColorChoice::Auto, false, true));
+        assert!(!use_color(ColorChoice::Auto, true, true));
+        assert!(!use_color(ColorChoice::Auto, false, false));
+        assert!(use_color(ColorChoice::Always, true, false));
+        assert!(!use_color(ColorChoice::Never, false, true));
+        assert_eq!(Paint::plain().bold("x"), "x");
+        assert_eq!(Paint { color: true }.bold("x"), "\x1b[1mx\x1b[0m");
     }
 }
