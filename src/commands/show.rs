@@ -159,7 +159,10 @@ fn human(shown: &Shown, paint: Paint) -> String {
                 s.date,
                 paint.cyan(&s.url)
             ));
-            out.push_str(&format!("{}\n\n", quotes::status_line(s.status, paint)));
+            out.push_str(&format!(
+                "status: {} (the weakest of its quotes)\n\n",
+                paint.status(s.status)
+            ));
             let blocks: Vec<String> = qs
                 .iter()
                 .map(|q| {
