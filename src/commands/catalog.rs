@@ -1,11 +1,122 @@
-//! `mldebug catalog` (in progress).
+//! `mldebug catalog verify`: check the catalog (embedded, or `--catalog DIR`) against the Markdown
+//! conventions and its evidence; every problem is printed with its file and line; exit 1 if any.
 
+use crate::catalog::{self, records, verify, Problem};
 use crate::cli::Global;
+use crate::render::output::emit;
+use crate::render::{json, paint::Paint};
 use crate::{Error, Exit, Result};
+use serde::Serialize;
+use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
 
-pub fn run(_args: Args, _g: &Global) -> Result<Exit> {
-    Err(Error::internal("`catalog` is not built yet"))
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Footnotes resolve, quotes match their evidence exactly, `*(unverified)*` markers are
+    /// right, check ids exist and have refs/ sections, SKILL.md follows the agent-skill spec.
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct VerifyArgs {
+    /// Also compare every evidence excerpt with its record in this quote-records YAML file
+    /// (a list of `{id, quote, status, ...}`).
+    #[arg(long, value_name = "FILE")]
+    pub records: Option<PathBuf>,
+}
+
+#[derive(Debug, Serialize)]
+struct Counts {
+    entries: usize,
+    quotes: usize,
+    sources: usize,
+    excerpts: usize,
+    checks: usize,
+    symptoms: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct Output {
+    ok: bool,
+    counts: Counts,
+    problems: Vec<ProblemOut>,
+}
+
+#[derive(Debug, Serialize)]
+struct ProblemOut {
+    file: String,
+    line: usize,
+    message: String,
+}
+
+pub fn run(args: Args, g: &Global) -> Result<Exit> {
+    match args.action {
+        Action::Verify(v) => verify_cmd(v, g),
+    }
+}
+
+fn verify_cmd(args: VerifyArgs, g: &Global) -> Result<Exit> {
+    let c = catalog::open(g)?;
+    let mut problems: Vec<Problem> = verify::verify(&c);
+    if let Some(path) = &args.records {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, "reading", e))?;
+        let more = records::compare(&c, &text).map_err(|e| Error::input(path, "parsing", e))?;
+        problems.extend(more);
+        problems.sort();
+    }
+    // With --catalog, name files by their path on disk so a person can open them.
+    let prefix = g
+        .catalog
+        .as_ref()
+        .map(|d| format!("{}/", d.display().to_string().trim_end_matches('/')))
+        .unwrap_or_default();
+    let out = Output {
+        ok: problems.is_empty(),
+        counts: Counts {
+            entries: c.entries.len(),
+            quotes: c.quotes.len(),
+            sources: c.sources.len(),
+            excerpts: c.sources.iter().map(|s| s.excerpts.len()).sum(),
+            checks: c.checks.len(),
+            symptoms: c.symptoms.len(),
+        },
+        problems: problems
+            .iter()
+            .map(|p| ProblemOut {
+                file: format!("{prefix}{}", p.location.file),
+                line: p.location.line,
+                message: p.message.clone(),
+            })
+            .collect(),
+    };
+    if g.json {
+        emit(&json::to_string(&out)?)?;
+    } else {
+        let paint = Paint::new(g.color);
+        let mut text = String::new();
+        for p in &out.problems {
+            text.push_str(&format!("{}:{}: {}\n", p.file, p.line, p.message));
+        }
+        let n = &out.counts;
+        let summary = format!(
+            "{} entries, {} quotes from {} sources ({} excerpts), {} checks, {} symptoms",
+            n.entries, n.quotes, n.sources, n.excerpts, n.checks, n.symptoms
+        );
+        if out.ok {
+            text.push_str(&format!("{} {summary}\n", paint.green("catalog OK:")));
+        } else {
+            text.push_str(&format!(
+                "{} {} problem(s) in {summary}\n",
+                paint.red("catalog FAILED:"),
+                out.problems.len()
+            ));
+        }
+        emit(&text)?;
+    }
+    Ok(if out.ok { Exit::Ok } else { Exit::Failed })
 }

@@ -1,11 +1,18 @@
-//! `mldebug completions` (in progress).
+//! `mldebug completions <shell>`: shell completion scripts, generated from the CLI definition.
 
-use crate::cli::Global;
-use crate::{Error, Exit, Result};
+use crate::cli::{Cli, Global};
+use crate::{Exit, Result};
+use clap::CommandFactory;
+use clap_complete::Shell;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// bash, zsh, fish, powershell or elvish.
+    pub shell: Shell,
+}
 
-pub fn run(_args: Args, _g: &Global) -> Result<Exit> {
-    Err(Error::internal("`completions` is not built yet"))
+pub fn run(args: Args, _g: &Global) -> Result<Exit> {
+    let mut cmd = Cli::command();
+    clap_complete::generate(args.shell, &mut cmd, "mldebug", &mut std::io::stdout());
+    Ok(Exit::Ok)
 }

@@ -4,12 +4,19 @@
 //! - [`report`], [`matrix`], [`zoo`], [`plot`], [`sparkline`], [`progress`]: `check`, `demo`, `zoo`.
 //! - [`sweep_report`]: the `sweep-compare` report as format-neutral blocks;
 //!   [`sweep_table`] (terminal), [`sweep_markdown`] and [`sweep_plot`] (SVG) draw it.
+//! - [`quotes`], [`table`], [`text`], [`paint`]: the knowledge commands (quote, show, search,
+//!   triage, list).
+//! - [`json`], [`output`]: JSON on stdout and writing it out.
 //! - [`number`], [`style`]: shared number formatting and the colour decision.
 
+pub mod json;
 pub mod matrix;
 pub mod number;
+pub mod output;
+pub mod paint;
 pub mod plot;
 pub mod progress;
+pub mod quotes;
 pub mod report;
 pub mod sparkline;
 pub mod style;
@@ -17,4 +24,6 @@ pub mod sweep_markdown;
 pub mod sweep_plot;
 pub mod sweep_report;
 pub mod sweep_table;
+pub mod table;
+pub mod text;
 pub mod zoo;

@@ -1,0 +1,902 @@
+//! One Markdown file of the catalog → entries, quotes, footnotes, check mentions and symptom rows,
+//! following README "Markdown conventions". Structural mistakes (a block quote without a source,
+//! a broken symptoms table) become [`Problem`]s with the file and line; nothing here reads files.
+
+use super::lines::LineIndex;
+use super::model::{CheckMention, Entry, Footnote, Location, Problem, Quote, Symptom};
+use mldebug_diagnostics::CheckId;
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use std::ops::Range;
+
+/// The id of the PLAYBOOK heading whose table lists the symptoms.
+pub const SYMPTOMS_ID: &str = "symptoms";
+/// The marker a quote from an unverified excerpt carries after its footnote reference.
+pub const UNVERIFIED_MARKER: &str = "(unverified)";
+/// Between the cells of a table row in an entry's body.
+const CELL_SEPARATOR: &str = " | ";
+/// The columns of the symptoms table, by the start of their header text.
+pub const SYMPTOM_COLUMNS: [&str; 3] = ["symptom", "hypotheses", "checks"];
+
+/// The pulldown-cmark options the catalog is written for.
+pub fn options() -> Options {
+    Options::ENABLE_HEADING_ATTRIBUTES
+        | Options::ENABLE_FOOTNOTES
+        | Options::ENABLE_TABLES
+        | Options::ENABLE_YAML_STYLE_METADATA_BLOCKS
+}
+
+/// What one Markdown file holds. Quote and entry indices are local to the file.
+#[derive(Debug, Default)]
+pub struct FileParse {
+    pub entries: Vec<Entry>,
+    pub quotes: Vec<Quote>,
+    pub footnotes: Vec<Footnote>,
+    /// Every footnote reference (in quotes and in prose), by label.
+    pub footnote_refs: Vec<(String, Location)>,
+    pub check_mentions: Vec<CheckMention>,
+    pub symptoms: Vec<Symptom>,
+    /// Whether the file has a `{#symptoms}` heading.
+    pub has_symptoms_heading: bool,
+    pub problems: Vec<Problem>,
+}
+
+/// A block quote being read.
+struct OpenQuote {
+    start: usize,
+    text: String,
+    /// The same words with code spans as written (backticks kept).
+    literal: String,
+    source: Option<String>,
+    extra_sources: usize,
+    after: String,
+}
+
+/// A table being read (only the symptoms table is kept).
+struct OpenTable {
+    symptoms: bool,
+    in_head: bool,
+    header: Vec<String>,
+    row: Vec<Cell>,
+    row_start: usize,
+}
+
+#[derive(Default)]
+struct Cell {
+    text: String,
+    code: Vec<String>,
+}
+
+/// A heading being read: level, `{#id}`, `.classes`, title text, start offset.
+struct OpenHeading {
+    level: u8,
+    id: Option<String>,
+    tags: Vec<String>,
+    title: String,
+    start: usize,
+}
+
+struct HeadingFrame {
+    level: u8,
+    title: String,
+    entry: Option<usize>,
+}
+
+struct Reader<'a> {
+    path: &'a str,
+    text: &'a str,
+    lines: LineIndex,
+    out: FileParse,
+    stack: Vec<HeadingFrame>,
+    heading: Option<OpenHeading>,
+    quote_depth: usize,
+    quote: Option<OpenQuote>,
+    footnote: Option<(String, String, usize)>,
+    table: Option<OpenTable>,
+    table_ranges: Vec<Range<usize>>,
+    symptoms_range: Option<(u8, Range<usize>)>,
+    in_code_block: bool,
+    /// The plain text of the current paragraph (or cell, item), to spot undefined footnotes.
+    inline: String,
+    inline_start: usize,
+    in_metadata: bool,
+}
+
+/// Parse one Markdown file; `path` is relative to the catalog root.
+pub fn parse(path: &str, text: &str) -> FileParse {
+    let mut r = Reader {
+        path,
+        text,
+        lines: LineIndex::new(text),
+        out: FileParse::default(),
+        stack: Vec::new(),
+        heading: None,
+        quote_depth: 0,
+        quote: None,
+        footnote: None,
+        table: None,
+        table_ranges: Vec::new(),
+        symptoms_range: None,
+        in_code_block: false,
+        inline: String::new(),
+        inline_start: 0,
+        in_metadata: false,
+    };
+    for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
+        r.event(event, range);
+    }
+    r.finish()
+}
+
+impl<'a> Reader<'a> {
+    fn at(&self, offset: usize) -> Location {
+        Location {
+            file: self.path.to_string(),
+            line: self.lines.line(offset),
+        }
+    }
+
+    fn problem(&mut self, offset: usize, message: impl Into<String>) {
+        let location = self.at(offset);
+        self.out.problems.push(Problem {
+            location,
+            message: message.into(),
+        });
+    }
+
+    /// The innermost heading that is an entry.
+    fn current_entry(&self) -> Option<usize> {
+        self.stack.iter().rev().find_map(|h| h.entry)
+    }
+
+    fn event(&mut self, event: Event<'a>, range: Range<usize>) {
+        match event {
+            Event::Start(tag) => self.start(tag, range),
+            Event::End(tag) => self.end(tag, range),
+            Event::Text(t) => self.text(&t, range, false),
+            Event::Code(t) => self.text(&t, range, true),
+            Event::SoftBreak | Event::HardBreak => self.text(" ", range, false),
+            Event::FootnoteReference(label) => self.footnote_ref(label.to_string(), range),
+            Event::Html(_) | Event::InlineHtml(_) => {}
+            Event::InlineMath(t) | Event::DisplayMath(t) => self.text(&t, range, false),
+            Event::Rule | Event::TaskListMarker(_) => {}
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'a>, range: Range<usize>) {
+        match tag {
+            Tag::Heading {
+                level, id, classes, ..
+            } => {
+                self.heading = Some(OpenHeading {
+                    level: heading_level(level),
+                    id: id.map(|s| s.to_string()),
+                    tags: classes.iter().map(|c| c.to_string()).collect(),
+                    title: String::new(),
+                    start: range.start,
+                });
+            }
+            Tag::BlockQuote(_) => {
+                self.quote_depth += 1;
+                if self.quote_depth == 1 && self.footnote.is_none() {
+                    self.quote = Some(OpenQuote {
+                        start: range.start,
+                        text: String::new(),
+                        literal: String::new(),
+                        source: None,
+                        extra_sources: 0,
+                        after: String::new(),
+                    });
+                }
+            }
+            Tag::FootnoteDefinition(label) => {
+                self.footnote = Some((label.to_string(), String::new(), range.start));
+            }
+            Tag::CodeBlock(_) => self.in_code_block = true,
+            Tag::MetadataBlock(_) => self.in_metadata = true,
+            Tag::Table(_) => {
+                self.table_ranges.push(range.clone());
+                let symptoms = self
+                    .stack
+                    .iter()
+                    .rev()
+                    .find_map(|h| h.entry)
+                    .map(|i| self.out.entries[i].id == SYMPTOMS_ID)
+                    .unwrap_or(false);
+                self.table = Some(OpenTable {
+                    symptoms,
+                    in_head: false,
+                    header: Vec::new(),
+                    row: Vec::new(),
+                    row_start: range.start,
+                });
+            }
+            Tag::TableHead => {
+                if let Some(t) = &mut self.table {
+                    t.in_head = true;
+                    t.row.clear();
+                    t.row_start = range.start;
+                }
+            }
+            Tag::TableRow => {
+                if let Some(t) = &mut self.table {
+                    t.row.clear();
+                    t.row_start = range.start;
+                }
+            }
+            Tag::TableCell => {
+                if let Some(t) = &mut self.table {
+                    t.row.push(Cell::default());
+                }
+            }
+            Tag::Item => {
+                self.body_push("- ");
+                self.quote_space();
+            }
+            Tag::Paragraph => self.quote_space(),
+            _ => {}
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd, range: Range<usize>) {
+        if matches!(
+            tag,
+            TagEnd::Paragraph | TagEnd::TableCell | TagEnd::Item | TagEnd::Heading(_)
+        ) {
+            self.check_undefined_footnotes();
+        }
+        match tag {
+            TagEnd::Heading(_) => self.end_heading(),
+            TagEnd::BlockQuote(_) => {
+                self.quote_depth = self.quote_depth.saturating_sub(1);
+                if self.quote_depth == 0 {
+                    if let Some(q) = self.quote.take() {
+                        self.end_quote(q);
+                    }
+                }
+            }
+            TagEnd::FootnoteDefinition => {
+                if let Some((label, text, start)) = self.footnote.take() {
+                    let location = self.at(start);
+                    self.out.footnotes.push(Footnote {
+                        label,
+                        text: normalise(&text),
+                        location,
+                    });
+                }
+            }
+            TagEnd::CodeBlock => {
+                self.in_code_block = false;
+                self.body_break("\n\n");
+            }
+            TagEnd::Paragraph => self.body_break("\n\n"),
+            TagEnd::Item => self.body_break("\n"),
+            TagEnd::TableCell => self.body_push(CELL_SEPARATOR),
+            TagEnd::TableHead => {
+                if let Some(t) = &mut self.table {
+                    t.in_head = false;
+                    t.header = t.row.iter().map(|c| normalise(&c.text)).collect();
+                    if t.symptoms {
+                        let start = t.row_start;
+                        let header = t.header.clone();
+                        self.check_symptom_header(&header, start);
+                    }
+                }
+                self.body_break("\n");
+            }
+            TagEnd::TableRow => {
+                if let Some(t) = &mut self.table {
+                    if t.symptoms {
+                        let cells = std::mem::take(&mut t.row);
+                        let start = t.row_start;
+                        self.symptom_row(cells, start, range.end);
+                    }
+                }
+                self.body_break("\n");
+            }
+            TagEnd::Table => {
+                self.table = None;
+                self.body_break("\n\n");
+            }
+            TagEnd::List(_) => self.body_break("\n\n"),
+            TagEnd::MetadataBlock(_) => self.in_metadata = false,
+            _ => {}
+        }
+    }
+
+    fn end_heading(&mut self) {
+        let Some(OpenHeading {
+            level,
+            id,
+            tags,
+            title,
+            start,
+        }) = self.heading.take()
+        else {
+            return;
+        };
+        let title = normalise(&title);
+        while self.stack.last().is_some_and(|h| h.level >= level) {
+            self.stack.pop();
+        }
+        let entry = id.map(|id| {
+            if id == SYMPTOMS_ID {
+                self.out.has_symptoms_heading = true;
+            }
+            let section = self
+                .stack
+                .iter()
+                .rev()
+                .find(|h| h.level < level)
+                .map(|h| h.title.clone());
+            let location = self.at(start);
+            self.out.entries.push(Entry {
+                id,
+                title: title.clone(),
+                section,
+                level,
+                body: String::new(),
+                quotes: Vec::new(),
+                checks: Vec::new(),
+                commands: Vec::new(),
+                tags,
+                location,
+            });
+            self.out.entries.len() - 1
+        });
+        // The symptoms section runs until the next heading of the same or a higher level.
+        if let Some((sym_level, r)) = &mut self.symptoms_range {
+            if r.end == usize::MAX && level <= *sym_level {
+                r.end = start;
+            }
+        }
+        if entry.is_some_and(|i| self.out.entries[i].id == SYMPTOMS_ID) {
+            self.symptoms_range = Some((level, start..usize::MAX));
+        }
+        self.stack.push(HeadingFrame {
+            level,
+            title,
+            entry,
+        });
+    }
+
+    fn end_quote(&mut self, q: OpenQuote) {
+        let text = normalise(&q.text);
+        let literal = normalise(&q.literal);
+        let Some(source) = q.source else {
+            self.problem(
+                q.start,
+                "block quote without a source: end it with a footnote reference, e.g. `> The words.[^source-id]`",
+            );
+            return;
+        };
+        if q.extra_sources > 0 {
+            self.problem(
+                q.start,
+                "block quote with more than one footnote reference: one block quote, one quote",
+            );
+        }
+        let after = normalise(&q.after);
+        let marked_unverified = after == UNVERIFIED_MARKER;
+        if !after.is_empty() && !marked_unverified {
+            self.problem(
+                q.start,
+                format!("text after the quote's footnote reference: `{after}` (only `*(unverified)*` may follow it)"),
+            );
+        }
+        if text.is_empty() {
+            self.problem(
+                q.start,
+                "block quote with no words before its footnote reference",
+            );
+        }
+        let entry = self.current_entry();
+        let location = self.at(q.start);
+        self.out.quotes.push(Quote {
+            text,
+            literal,
+            source,
+            marked_unverified,
+            entry: entry.map(|i| self.out.entries[i].id.clone()),
+            excerpt: None,
+            location,
+        });
+        if let Some(i) = entry {
+            let n = self.out.quotes.len() - 1;
+            self.out.entries[i].quotes.push(n);
+        }
+    }
+
+    fn footnote_ref(&mut self, label: String, range: Range<usize>) {
+        let location = self.at(range.start);
+        self.out.footnote_refs.push((label.clone(), location));
+        if let Some(q) = &mut self.quote {
+            if q.source.is_none() {
+                q.source = Some(label);
+            } else {
+                q.extra_sources += 1;
+            }
+        }
+    }
+
+    fn text(&mut self, t: &str, range: Range<usize>, inline_code: bool) {
+        if self.in_metadata {
+            return;
+        }
+        if !inline_code && !self.in_code_block {
+            if self.inline.is_empty() {
+                self.inline_start = range.start;
+            }
+            self.inline.push_str(t);
+        }
+        if let Some(h) = &mut self.heading {
+            h.title.push_str(t);
+            return;
+        }
+        self.scan_commands(t, range.start, inline_code);
+        if let Some(f) = &mut self.footnote {
+            f.1.push_str(t);
+            return;
+        }
+        if let Some(q) = &mut self.quote {
+            if q.source.is_some() {
+                q.after.push_str(t);
+            } else {
+                q.text.push_str(t);
+                q.literal.push_str(if inline_code {
+                    &self.text[range.clone()]
+                } else {
+                    t
+                });
+            }
+            return;
+        }
+        if let Some(table) = &mut self.table {
+            if let Some(cell) = table.row.last_mut() {
+                cell.text.push_str(t);
+                if inline_code {
+                    cell.code.push(t.trim().to_string());
+                }
+            }
+        }
+        if let Some(i) = self.current_entry() {
+            self.out.entries[i].body.push_str(t);
+        }
+    }
+
+    /// A `[^label]` left as text is a reference to a footnote that is not defined.
+    fn check_undefined_footnotes(&mut self) {
+        let text = std::mem::take(&mut self.inline);
+        let mut from = 0;
+        while let Some(i) = text[from..].find("[^") {
+            let label: String = text[from + i..].chars().take_while(|c| *c != ']').collect();
+            if label.len() > 2 && !label.contains(char::is_whitespace) {
+                self.problem(
+                    self.inline_start,
+                    format!("footnote {label}] has no definition in this file"),
+                );
+            }
+            from += i + 2;
+        }
+    }
+
+    /// Record every `mldebug ...` command and every `mldebug check <id>` in `t`.
+    fn scan_commands(&mut self, t: &str, offset: usize, inline_code: bool) {
+        let entry = self.current_entry();
+        for line in t.lines() {
+            let cmd = line.trim().trim_start_matches("$ ");
+            if (inline_code || self.in_code_block) && cmd.starts_with("mldebug ") {
+                if let Some(i) = entry {
+                    let cmds = &mut self.out.entries[i].commands;
+                    if !cmds.iter().any(|c| c == cmd) {
+                        cmds.push(cmd.to_string());
+                    }
+                }
+            }
+        }
+        for (at, id) in check_ids_in(t) {
+            let location = self.at(offset + at);
+            if let (Some(i), Ok(check)) = (entry, id.parse::<CheckId>()) {
+                let checks = &mut self.out.entries[i].checks;
+                if !checks.contains(&check) {
+                    checks.push(check);
+                }
+            }
+            self.out.check_mentions.push(CheckMention { id, location });
+        }
+    }
+
+    /// A paragraph or item inside a quote starts with a space.
+    fn quote_space(&mut self) {
+        if let Some(q) = &mut self.quote {
+            if q.source.is_some() {
+                push_space(&mut q.after);
+            } else {
+                push_space(&mut q.text);
+                push_space(&mut q.literal);
+            }
+        }
+    }
+
+    /// The entry body being written, if text now belongs to one (not to a quote or footnote).
+    fn body(&mut self) -> Option<&mut String> {
+        if self.quote.is_some() || self.footnote.is_some() || self.heading.is_some() {
+            return None;
+        }
+        let i = self.current_entry()?;
+        Some(&mut self.out.entries[i].body)
+    }
+
+    fn body_push(&mut self, s: &str) {
+        if let Some(body) = self.body() {
+            body.push_str(s);
+        }
+    }
+
+    /// End a line (`"\n"`) or a paragraph (`"\n\n"`) of the body.
+    fn body_break(&mut self, sep: &str) {
+        if let Some(body) = self.body() {
+            let kept = body
+                .trim_end_matches(CELL_SEPARATOR)
+                .trim_end_matches(' ')
+                .len();
+            body.truncate(kept);
+            if body.is_empty() || body.ends_with("\n\n") || body.ends_with(sep) {
+                return;
+            }
+            if sep == "\n\n" && body.ends_with('\n') {
+                body.push('\n');
+            } else {
+                body.push_str(sep);
+            }
+        }
+    }
+
+    fn check_symptom_header(&mut self, header: &[String], start: usize) {
+        let ok = header.len() == SYMPTOM_COLUMNS.len()
+            && header
+                .iter()
+                .zip(SYMPTOM_COLUMNS)
+                .all(|(h, want)| h.to_lowercase().starts_with(want));
+        if !ok {
+            self.problem(
+                start,
+                format!(
+                    "the symptoms table must have the columns `Symptom | Hypotheses (most likely first) | Checks`; it has `{}`",
+                    header.join(" | ")
+                ),
+            );
+        }
+    }
+
+    fn symptom_row(&mut self, cells: Vec<Cell>, start: usize, end: usize) {
+        let raw = self.text[start..end.min(self.text.len())].trim_end();
+        if !raw.ends_with('|') {
+            self.problem(start, "symptoms table row is not closed with `|`");
+        }
+        let mut cells = cells.into_iter();
+        let symptom = normalise(&cells.next().map(|c| c.text).unwrap_or_default());
+        let hypotheses: Vec<String> = cells
+            .next()
+            .map(|c| c.text)
+            .unwrap_or_default()
+            .split(';')
+            .map(normalise)
+            .filter(|h| !h.is_empty())
+            .collect();
+        let commands: Vec<String> = cells
+            .next()
+            .map(|c| c.code)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|c| c.starts_with("mldebug "))
+            .collect();
+        if symptom.is_empty() {
+            self.problem(start, "symptoms table row without a symptom");
+        }
+        if hypotheses.is_empty() {
+            self.problem(
+                start,
+                "symptoms table row without hypotheses (separate them with `;`)",
+            );
+        }
+        if commands.is_empty() {
+            self.problem(
+                start,
+                "symptoms table row without a command in its Checks cell (write it in backticks: `mldebug check ...`)",
+            );
+        }
+        let checks = commands
+            .iter()
+            .flat_map(|c| check_ids_in(c))
+            .filter_map(|(_, id)| id.parse::<CheckId>().ok())
+            .fold(Vec::new(), |mut v, c| {
+                if !v.contains(&c) {
+                    v.push(c);
+                }
+                v
+            });
+        let location = self.at(start);
+        self.out.symptoms.push(Symptom {
+            symptom,
+            hypotheses,
+            commands,
+            checks,
+            location,
+        });
+    }
+
+    fn finish(mut self) -> FileParse {
+        if let Some((_, r)) = self.symptoms_range.clone() {
+            let end = r.end.min(self.text.len());
+            let section = &self.text[r.start..end];
+            let mut offset = r.start;
+            let mut tables = 0;
+            for line in section.split_inclusive('\n') {
+                let in_table = self.table_ranges.iter().any(|t| t.contains(&offset));
+                if line.trim_start().starts_with('|') && !in_table {
+                    self.problem(
+                        offset,
+                        "unterminated or broken symptoms table: this `|` row is not part of a table (is the `|---|---|---|` delimiter row missing, or a blank line inside the table?)",
+                    );
+                }
+                offset += line.len();
+            }
+            for t in &self.table_ranges {
+                if t.start >= r.start && t.start < end {
+                    tables += 1;
+                }
+            }
+            if tables == 0 {
+                self.problem(r.start, "the {#symptoms} section has no table");
+            }
+        }
+        if self.quote.is_some() || self.footnote.is_some() {
+            self.problem(
+                self.text.len(),
+                "the file ends inside a block quote or footnote",
+            );
+        }
+        self.out.problems.sort();
+        self.out.problems.dedup();
+        for e in &mut self.out.entries {
+            e.body = e.body.trim().to_string();
+        }
+        self.out
+    }
+}
+
+fn heading_level(level: HeadingLevel) -> u8 {
+    match level {
+        HeadingLevel::H1 => 1,
+        HeadingLevel::H2 => 2,
+        HeadingLevel::H3 => 3,
+        HeadingLevel::H4 => 4,
+        HeadingLevel::H5 => 5,
+        HeadingLevel::H6 => 6,
+    }
+}
+
+fn push_space(s: &mut String) {
+    if !s.is_empty() && !s.ends_with(' ') {
+        s.push(' ');
+    }
+}
+
+/// Collapse every run of whitespace to one space and trim.
+pub fn normalise(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Every `mldebug check <id>` in `t`: (byte offset, id). Placeholders (`<id>`) and flags are skipped.
+pub fn check_ids_in(t: &str) -> Vec<(usize, String)> {
+    const PREFIX: &str = "mldebug check ";
+    let mut out = Vec::new();
+    let mut from = 0;
+    while let Some(i) = t[from..].find(PREFIX) {
+        let at = from + i;
+        let rest = &t[at + PREFIX.len()..];
+        let id: String = rest
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        if !id.is_empty() && !id.starts_with('-') {
+            out.push((at, id));
+        }
+        from = at + PREFIX.len();
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn messages(p: &FileParse) -> Vec<String> {
+        p.problems.iter().map(|p| p.to_string()).collect()
+    }
+
+    const ENTRY: &str = "## First steps\n\n### Overfit one batch {#overfit-one-batch .training .first-steps}\n\n> The exact words.[^karpathy-recipe]\n\nOwn words here.\n\nCheck: `mldebug check overfit --model crate::Net`\n\n[^karpathy-recipe]: Andrej Karpathy, \"A Recipe\", <https://x>\n";
+
+    #[test]
+    fn entries_have_id_title_section_tags_body() {
+        let p = parse("SKILL.md", ENTRY);
+        assert!(p.problems.is_empty(), "{:?}", messages(&p));
+        let e = &p.entries[0];
+        assert_eq!(e.id, "overfit-one-batch");
+        assert_eq!(e.title, "Overfit one batch");
+        assert_eq!(e.section.as_deref(), Some("First steps"));
+        assert_eq!(e.tags, ["training", "first-steps"]);
+        assert_eq!(e.location.line, 3);
+        assert!(e.body.contains("Own words here."), "{}", e.body);
+        assert!(
+            !e.body.contains("exact words"),
+            "quotes are not part of the body"
+        );
+        assert_eq!(e.quotes, [0]);
+        assert_eq!(e.checks, [CheckId::Overfit]);
+        assert_eq!(e.commands, ["mldebug check overfit --model crate::Net"]);
+    }
+
+    #[test]
+    fn quotes_carry_source_line_and_marker() {
+        let p = parse("SKILL.md", ENTRY);
+        let q = &p.quotes[0];
+        assert_eq!(q.text, "The exact words.");
+        assert_eq!(q.source, "karpathy-recipe");
+        assert_eq!(q.location.line, 5);
+        assert_eq!(q.entry.as_deref(), Some("overfit-one-batch"));
+        assert!(!q.marked_unverified);
+        let marked = parse(
+            "SKILL.md",
+            &ENTRY.replace(
+                "[^karpathy-recipe]\n\nOwn",
+                "[^karpathy-recipe] *(unverified)*\n\nOwn",
+            ),
+        );
+        assert!(
+            marked.quotes[0].marked_unverified,
+            "{:?}",
+            messages(&marked)
+        );
+        assert!(marked.problems.is_empty(), "{:?}", messages(&marked));
+    }
+
+    #[test]
+    fn quote_markup_is_removed_and_lines_joined() {
+        let p = parse(
+            "SKILL.md",
+            "> It's *really* `code`\n> and more.[^s]\n\n[^s]: S\n",
+        );
+        assert_eq!(p.quotes[0].text, "It's really code and more.");
+    }
+
+    #[test]
+    fn code_spans_are_kept_literally_too() {
+        let p = parse("SKILL.md", "> Look for ``nan`` values.[^s]\n\n[^s]: S\n");
+        assert_eq!(p.quotes[0].text, "Look for nan values.");
+        assert_eq!(p.quotes[0].literal, "Look for ``nan`` values.");
+    }
+
+    #[test]
+    fn footnote_definitions_are_read() {
+        let p = parse("SKILL.md", ENTRY);
+        assert_eq!(p.footnotes[0].label, "karpathy-recipe");
+        assert_eq!(p.footnotes[0].location.line, 11);
+        assert!(p.footnotes[0].text.starts_with("Andrej Karpathy"));
+        assert_eq!(p.footnote_refs.len(), 1);
+    }
+
+    #[test]
+    fn block_quote_without_source_is_an_error() {
+        let p = parse("SKILL.md", "### A {#a}\n\n> Words with no source.\n");
+        let m = messages(&p);
+        assert!(
+            m.iter()
+                .any(|m| m.starts_with("SKILL.md:3:") && m.contains("without a source")),
+            "{m:?}"
+        );
+    }
+
+    #[test]
+    fn missing_footnote_definition_is_an_error() {
+        let p = parse("SKILL.md", "### A {#a}\n\n> Words.[^nowhere]\n");
+        let m = messages(&p);
+        assert!(
+            m.iter()
+                .any(|m| m.starts_with("SKILL.md:3:") && m.contains("[^nowhere]")),
+            "{m:?}"
+        );
+    }
+
+    #[test]
+    fn two_quotes_run_together_are_an_error() {
+        let p = parse(
+            "SKILL.md",
+            "> One.[^a]\n> Two.[^b]\nOwn words.\n\n[^a]: A\n[^b]: B\n",
+        );
+        let m = messages(&p);
+        assert!(
+            m.iter().any(|m| m.contains("more than one footnote")),
+            "{m:?}"
+        );
+        assert!(m.iter().any(|m| m.contains("text after")), "{m:?}");
+    }
+
+    #[test]
+    fn check_mentions_are_collected_with_lines() {
+        let p = parse("refs/x.md", "# X\n\nRun `mldebug check overfitt --model m` or\n\n```sh\nmldebug check grad-flow --model m\n```\n\n`mldebug check <id>` is a placeholder.\n");
+        let ids: Vec<(&str, usize)> = p
+            .check_mentions
+            .iter()
+            .map(|m| (m.id.as_str(), m.location.line))
+            .collect();
+        assert_eq!(ids, [("overfitt", 3), ("grad-flow", 6)]);
+    }
+
+    const TABLE: &str = "## Symptoms {#symptoms}\n\n| Symptom | Hypotheses (most likely first) | Checks |\n|---|---|---|\n| Loss is NaN | lr too high; fp16 overflow | `mldebug check nan-trace --model m` |\n| Loss is 0 | all masked | `mldebug check label-mask --model m` `mldebug check overfit --model m` |\n\n## Next {#next}\n";
+
+    #[test]
+    fn symptom_rows_are_parsed() {
+        let p = parse("PLAYBOOK.md", TABLE);
+        assert!(p.problems.is_empty(), "{:?}", messages(&p));
+        assert!(p.has_symptoms_heading);
+        assert_eq!(p.symptoms.len(), 2);
+        let s = &p.symptoms[0];
+        assert_eq!(s.symptom, "Loss is NaN");
+        assert_eq!(s.hypotheses, ["lr too high", "fp16 overflow"]);
+        assert_eq!(s.commands, ["mldebug check nan-trace --model m"]);
+        assert_eq!(s.checks, [CheckId::NanTrace]);
+        assert_eq!(s.location.line, 5);
+        assert_eq!(p.symptoms[1].checks, [CheckId::LabelMask, CheckId::Overfit]);
+    }
+
+    #[test]
+    fn unterminated_table_is_an_error() {
+        // No delimiter row: the lines are a paragraph, not a table.
+        let broken = TABLE.replace("|---|---|---|\n", "");
+        let p = parse("PLAYBOOK.md", &broken);
+        let m = messages(&p);
+        assert!(
+            m.iter()
+                .any(|m| m.starts_with("PLAYBOOK.md:3:") && m.contains("not part of a table")),
+            "{m:?}"
+        );
+        // A row not closed with `|`.
+        let open = TABLE.replace("| all masked | `mldebug check label-mask --model m` `mldebug check overfit --model m` |", "| all masked | `mldebug check label-mask --model m`");
+        let m = messages(&parse("PLAYBOOK.md", &open));
+        assert!(
+            m.iter()
+                .any(|m| m.starts_with("PLAYBOOK.md:6:") && m.contains("not closed")),
+            "{m:?}"
+        );
+    }
+
+    #[test]
+    fn symptom_rows_need_all_cells() {
+        let bad = TABLE.replace("`mldebug check nan-trace --model m`", "run the nan check");
+        let m = messages(&parse("PLAYBOOK.md", &bad));
+        assert!(
+            m.iter()
+                .any(|m| m.starts_with("PLAYBOOK.md:5:") && m.contains("without a command")),
+            "{m:?}"
+        );
+        let bad = TABLE.replace(
+            "| Symptom | Hypotheses (most likely first) | Checks |",
+            "| Symptom | Causes | Checks |",
+        );
+        let m = messages(&parse("PLAYBOOK.md", &bad));
+        assert!(m.iter().any(|m| m.contains("columns")), "{m:?}");
+        let m = messages(&parse(
+            "PLAYBOOK.md",
+            "## Symptoms {#symptoms}\n\nNo table.\n",
+        ));
+        assert!(m.iter().any(|m| m.contains("has no table")), "{m:?}");
+    }
+
+    #[test]
+    fn front_matter_is_not_an_entry_or_text() {
+        let p = parse("SKILL.md", "---\nname: x\ndescription: y\n---\n\n# T\n");
+        assert!(p.entries.is_empty());
+        assert!(p.problems.is_empty(), "{:?}", messages(&p));
+    }
+}

@@ -1,0 +1,254 @@
+//! The catalog's typed data: what SKILL.md, PLAYBOOK.md, refs/ and evidence/ say, once parsed.
+//! Plain data with no I/O; `parse` builds it and `verify` judges it.
+
+use mldebug_diagnostics::CheckId;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A place in a catalog file, for messages a person can follow.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Location {
+    /// Path relative to the catalog root, e.g. `SKILL.md` or `evidence/karpathy-recipe.yaml`.
+    pub file: String,
+    /// 1-based line number.
+    pub line: usize,
+}
+
+impl fmt::Display for Location {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.file, self.line)
+    }
+}
+
+/// How far a quote was checked against its original (the weakest first in `Ord`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum QuoteStatus {
+    /// The original could not be checked; the text is as the draft had it.
+    Unverified,
+    /// Checked; the text is the corrected source text and `note` says what differed.
+    VerifiedWithDifferences,
+    /// Checked and exact.
+    VerifiedExact,
+}
+
+impl QuoteStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuoteStatus::Unverified => "unverified",
+            QuoteStatus::VerifiedWithDifferences => "verified-with-differences",
+            QuoteStatus::VerifiedExact => "verified-exact",
+        }
+    }
+}
+
+impl fmt::Display for QuoteStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One exact excerpt of a source, as recorded in `evidence/<source>.yaml`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Excerpt {
+    /// The record id (the same id as in the quotes evidence record).
+    pub id: String,
+    /// The quoted words, exact, `[...]` marking elisions.
+    pub text: String,
+    /// The quote with the sentences around it, exact; empty when the original was not available.
+    pub context: String,
+    pub status: QuoteStatus,
+    pub note: String,
+    pub verified_against: String,
+    pub topics: Vec<String>,
+}
+
+/// A source (a post, a book chapter, a docs page): one `evidence/<id>.yaml` file.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Source {
+    pub id: String,
+    pub author: String,
+    pub title: String,
+    pub url: String,
+    pub date: String,
+    /// The weakest status of its excerpts.
+    pub status: QuoteStatus,
+    pub excerpts: Vec<Excerpt>,
+    /// Where the evidence file is (`evidence/<id>.yaml`).
+    #[serde(skip)]
+    pub location: Location,
+}
+
+/// A quote as written in the Markdown: a block quote ending in a footnote reference.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Quote {
+    /// The quoted words, whitespace-normalised, Markdown markup removed.
+    pub text: String,
+    /// The same words with code spans as written, backticks kept (for sources whose own text
+    /// has backticks, such as reStructuredText ``literals``).
+    #[serde(skip)]
+    pub literal: String,
+    /// The footnote label, which names `evidence/<source>.yaml`.
+    pub source: String,
+    /// Whether the `*(unverified)*` marker follows the footnote reference.
+    pub marked_unverified: bool,
+    /// The entry the quote sits in, if any.
+    pub entry: Option<String>,
+    /// The evidence excerpt the text matches, once resolved (see `parse::link`).
+    pub excerpt: Option<String>,
+    pub location: Location,
+}
+
+/// A section of the Markdown with an `{#id}`: a folklore entry in SKILL.md, a section of
+/// PLAYBOOK.md or refs/.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Entry {
+    pub id: String,
+    pub title: String,
+    /// The title of the enclosing level-2 heading (for a level-2 entry: the level-1 heading).
+    pub section: Option<String>,
+    pub level: u8,
+    /// The entry's own words as plain text (paragraphs, lists, tables), without its quotes.
+    pub body: String,
+    /// Indices into `Catalog::quotes`.
+    #[serde(skip)]
+    pub quotes: Vec<usize>,
+    /// Checks named by `mldebug check <id>` inside the entry, in order of first mention.
+    pub checks: Vec<CheckId>,
+    /// Every `mldebug ...` command in inline code or code blocks, in order, without repeats.
+    pub commands: Vec<String>,
+    /// Heading classes (`.training` → `training`).
+    pub tags: Vec<String>,
+    pub location: Location,
+}
+
+/// A row of the PLAYBOOK symptoms table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Symptom {
+    pub symptom: String,
+    /// Most likely first.
+    pub hypotheses: Vec<String>,
+    /// The `mldebug ...` commands of the checks cell.
+    pub commands: Vec<String>,
+    /// Check ids named by those commands.
+    pub checks: Vec<CheckId>,
+    pub location: Location,
+}
+
+/// A registered check: its id, its refs/ section and the command that runs it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Check {
+    pub id: CheckId,
+    /// `check-<id>`, when refs/diagnostics.md has that section.
+    pub section: Option<String>,
+    /// The section's title, when present.
+    pub title: Option<String>,
+    pub command: String,
+}
+
+impl Check {
+    pub fn section_id(id: CheckId) -> String {
+        format!("check-{id}")
+    }
+
+    pub fn command_for(id: CheckId) -> String {
+        format!("mldebug check {id} --model <path>")
+    }
+}
+
+/// SKILL.md's front matter (agent-skill spec fields).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FrontMatter {
+    pub name: String,
+    pub description: String,
+    pub location: Location,
+}
+
+/// A footnote definition: `[^label]: Author, "Title", <url>`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Footnote {
+    pub label: String,
+    pub text: String,
+    pub location: Location,
+}
+
+/// A `mldebug check <id>` found anywhere in the Markdown (verified against the registry).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CheckMention {
+    pub id: String,
+    pub location: Location,
+}
+
+/// Something wrong with the catalog, at a place.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct Problem {
+    pub location: Location,
+    pub message: String,
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.location, self.message)
+    }
+}
+
+/// Everything the catalog holds.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    pub entries: Vec<Entry>,
+    pub quotes: Vec<Quote>,
+    pub sources: Vec<Source>,
+    pub symptoms: Vec<Symptom>,
+    pub checks: Vec<Check>,
+    pub footnotes: Vec<Footnote>,
+    pub check_mentions: Vec<CheckMention>,
+    /// Every footnote reference (in quotes and in prose): label and place.
+    pub footnote_refs: Vec<(String, Location)>,
+    pub front_matter: Option<FrontMatter>,
+    /// Problems found while parsing (malformed Markdown or YAML); `verify` adds the rest.
+    pub problems: Vec<Problem>,
+    /// The catalog files as read: (relative path, text).
+    pub files: Vec<(String, String)>,
+}
+
+impl Catalog {
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.id == id)
+    }
+
+    pub fn source(&self, id: &str) -> Option<&Source> {
+        self.sources.iter().find(|s| s.id == id)
+    }
+
+    pub fn check(&self, id: &str) -> Option<&Check> {
+        self.checks.iter().find(|c| c.id.as_str() == id)
+    }
+
+    /// The source and excerpt with this excerpt id.
+    pub fn excerpt(&self, id: &str) -> Option<(&Source, &Excerpt)> {
+        self.sources
+            .iter()
+            .find_map(|s| s.excerpts.iter().find(|x| x.id == id).map(|x| (s, x)))
+    }
+
+    /// Entries that quote the excerpt `excerpt_id`.
+    pub fn entries_quoting(&self, excerpt_id: &str) -> Vec<&str> {
+        let mut ids: Vec<&str> = self
+            .quotes
+            .iter()
+            .filter(|q| q.excerpt.as_deref() == Some(excerpt_id))
+            .filter_map(|q| q.entry.as_deref())
+            .collect();
+        ids.dedup();
+        ids
+    }
+
+    /// Entries that link to check `id`.
+    pub fn entries_linking(&self, id: CheckId) -> Vec<&str> {
+        self.entries
+            .iter()
+            .filter(|e| e.checks.contains(&id))
+            .map(|e| e.id.as_str())
+            .collect()
+    }
+}
