@@ -4,6 +4,7 @@
 
 use super::zoo;
 use crate::cli::Global;
+use crate::render::output::emit;
 use crate::render::{plot, progress, report as render_report, style::Style};
 use crate::{Error, Exit, Result};
 use mldebug_diagnostics::options::DEFAULT_STEPS;
@@ -132,18 +133,16 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     if g.json {
         let text = serde_json::to_string_pretty(&report)
             .map_err(|e| Error::internal(format!("writing the report as JSON: {e}")))?;
-        println!("{text}");
+        emit(&format!("{text}\n"))?;
         for p in &plots {
             eprintln!("wrote {}", p.display());
         }
     } else {
-        print!(
-            "{}",
-            render_report::render(&report, &Style::for_stdout(g.color))
-        );
+        let mut text = render_report::render(&report, &Style::for_stdout(g.color));
         for p in &plots {
-            println!("plot: {}", p.display());
+            text.push_str(&format!("plot: {}\n", p.display()));
         }
+        emit(&text)?;
     }
     Ok(exit_for(&report))
 }

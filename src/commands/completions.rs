@@ -1,7 +1,8 @@
 //! `mldebug completions <shell>`: shell completion scripts, generated from the CLI definition.
 
 use crate::cli::{Cli, Global};
-use crate::{Exit, Result};
+use crate::render::output::emit;
+use crate::{Error, Exit, Result};
 use clap::CommandFactory;
 use clap_complete::Shell;
 
@@ -13,6 +14,10 @@ pub struct Args {
 
 pub fn run(args: Args, _g: &Global) -> Result<Exit> {
     let mut cmd = Cli::command();
-    clap_complete::generate(args.shell, &mut cmd, "mldebug", &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut cmd, "mldebug", &mut script);
+    let script = String::from_utf8(script)
+        .map_err(|e| Error::internal(format!("completion script is not UTF-8: {e}")))?;
+    emit(&script)?;
     Ok(Exit::Ok)
 }

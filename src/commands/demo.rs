@@ -4,6 +4,7 @@
 
 use super::check::RunArgs;
 use crate::cli::Global;
+use crate::render::output::emit;
 use crate::render::{matrix, progress::ModelsProgress, style::Style};
 use crate::{Error, Exit, Result};
 use mldebug_diagnostics::zoo::{self, ZooModel};
@@ -161,9 +162,9 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     if g.json {
         let text = serde_json::to_string_pretty(&matrix)
             .map_err(|e| Error::internal(format!("writing the demo matrix as JSON: {e}")))?;
-        println!("{text}");
+        emit(&format!("{text}\n"))?;
     } else {
-        print!("{}", matrix::render(&matrix, &Style::for_stdout(g.color)));
+        emit(&matrix::render(&matrix, &Style::for_stdout(g.color)))?;
     }
     Ok(if matrix.all_matched() {
         Exit::Ok

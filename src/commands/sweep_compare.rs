@@ -6,6 +6,7 @@
 //! are not evidenced; without it the exit status is 0 whenever the comparison ran.
 
 use crate::cli::{ColorChoice, Global};
+use crate::render::output::emit;
 use crate::render::{sweep_markdown, sweep_plot, sweep_table};
 use crate::sweep::compare::{self, Options, DEFAULT_ALPHA, DEFAULT_BOOTSTRAP_REPS};
 use crate::sweep::pairing::PairBy;
@@ -167,7 +168,7 @@ pub fn report(args: &Args, g: &Global) -> Result<(String, VerdictKind)> {
 
 pub fn run(args: Args, g: &Global) -> Result<Exit> {
     let (text, kind) = report(&args, g)?;
-    print!("{text}");
+    emit(&text)?;
     Ok(if args.gate && kind != VerdictKind::ABetter {
         Exit::Failed
     } else {

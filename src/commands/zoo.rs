@@ -2,6 +2,7 @@
 //! correct mldebug must fail on it. Also the name lookup behind `--model zoo::<name>`.
 
 use crate::cli::Global;
+use crate::render::output::emit;
 use crate::render::{style::Style, zoo as render_zoo};
 use crate::{Error, Exit, Result};
 use mldebug_diagnostics::zoo::{self, ZooModel};
@@ -42,12 +43,9 @@ pub fn run(_args: Args, g: &Global) -> Result<Exit> {
     if g.json {
         let text = serde_json::to_string_pretty(&entries)
             .map_err(|e| Error::internal(format!("writing the zoo as JSON: {e}")))?;
-        println!("{text}");
+        emit(&format!("{text}\n"))?;
     } else {
-        print!(
-            "{}",
-            render_zoo::render(&entries, &Style::for_stdout(g.color))
-        );
+        emit(&render_zoo::render(&entries, &Style::for_stdout(g.color)))?;
     }
     Ok(Exit::Ok)
 }

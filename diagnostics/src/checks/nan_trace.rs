@@ -37,8 +37,9 @@ use candle_core::{DType, Result};
 
 const ID: CheckId = CheckId::NanTrace;
 
-/// Training steps traced: enough for a too-large step to turn parameters non-finite on the zoo
-/// (the lr x100 twin overflows by step 3), few enough to stay cheap.
+/// Training steps traced: a non-finite value born in the forward pass shows at step 0, one made by
+/// a bad update within the first few steps (the zoo's NaN twins fail at step 0; an optimizer step
+/// that overflows a parameter is caught by the scan after each step); few enough to stay cheap.
 pub const NAN_TRACE_STEPS: usize = 5;
 /// Warn when the largest value seen is within this factor of the dtype's largest finite number:
 /// one more multiply or sum of that size overflows (f16: above 655; f32: above 3.4e36). The
