@@ -5,6 +5,7 @@
 //! - [`sweep`]: run-file readers and the statistics behind `sweep-compare`.
 //! - [`harness`]: runs the checks on a model in the user's own crate.
 //! - [`render`]: tables, JSON and plots; nothing else prints.
+//! - [`suggest`]: the edit distance behind every "did you mean".
 //!
 //! The diagnostics themselves live in the `mldebug-diagnostics` crate.
 
@@ -15,6 +16,7 @@ pub mod error;
 pub mod exit;
 pub mod harness;
 pub mod render;
+pub mod suggest;
 pub mod sweep;
 
 pub use error::{Error, Result};

@@ -2,10 +2,8 @@
 //! "did you mean" suggestions (edit distance). Pure functions over a [`Catalog`].
 
 use super::model::{Catalog, Excerpt, QuoteStatus, Source};
+pub use crate::suggest::{edit_distance, SUGGEST_MAX_EDITS};
 use serde::Serialize;
-
-/// Names within this many edits are offered as "did you mean" (catches one or two typos).
-pub const SUGGEST_MAX_EDITS: usize = 2;
 /// At most this many suggestions.
 pub const SUGGEST_MAX: usize = 5;
 
@@ -170,22 +168,6 @@ pub fn suggest(input: &str, candidates: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Levenshtein distance over characters.
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != cb);
-            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 /// Every id `show` answers to: entries, sources, checks and excerpts.
 pub fn all_ids(c: &Catalog) -> Vec<String> {
     let mut ids: Vec<String> = c.entries.iter().map(|e| e.id.clone()).collect();
@@ -211,14 +193,6 @@ pub fn pick(len: usize, seed: u64) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edit_distance_counts_edits() {
-        assert_eq!(edit_distance("rahtz", "rahtz"), 0);
-        assert_eq!(edit_distance("rahts", "rahtz"), 1);
-        assert_eq!(edit_distance("karpaty", "karpathy"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-    }
 
     #[test]
     fn suggestions_are_close_names_only() {

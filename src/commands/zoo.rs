@@ -4,6 +4,7 @@
 use crate::cli::Global;
 use crate::render::output::emit;
 use crate::render::{style::Style, zoo as render_zoo};
+use crate::suggest::{edit_distance, SUGGEST_MAX_EDITS};
 use crate::{Error, Exit, Result};
 use mldebug_diagnostics::zoo::{self, ZooModel};
 use mldebug_diagnostics::CheckId;
@@ -50,9 +51,6 @@ pub fn run(_args: Args, g: &Global) -> Result<Exit> {
     Ok(Exit::Ok)
 }
 
-/// Edits within which a mistyped name is suggested (`mpl` → `mlp`).
-const SUGGEST_MAX_EDITS: usize = 2;
-
 /// The zoo model called `name`, or a usage error listing the names close to it.
 pub fn lookup(name: &str) -> Result<&'static ZooModel> {
     if let Some(m) = zoo::find(name) {
@@ -84,32 +82,9 @@ pub fn close_names<'a>(wanted: &str, names: &[&'a str]) -> Vec<&'a str> {
     scored.into_iter().map(|(_, n)| n).collect()
 }
 
-/// Levenshtein distance over characters.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut row = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = prev[j] + usize::from(ca != *cb);
-            row.push(substitute.min(prev[j + 1] + 1).min(row[j] + 1));
-        }
-        prev = row;
-    }
-    prev[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn edit_distances() {
-        assert_eq!(edit_distance("mlp", "mlp"), 0);
-        assert_eq!(edit_distance("mpl", "mlp"), 2);
-        assert_eq!(edit_distance("cnn", "cn"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
-    }
 
     #[test]
     fn close_names_are_typos_and_substrings_closest_first() {

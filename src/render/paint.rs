@@ -4,7 +4,6 @@
 
 use crate::catalog::QuoteStatus;
 use crate::cli::ColorChoice;
-use std::io::IsTerminal;
 
 /// Whether to colour stdout, and how.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,9 +14,8 @@ pub struct Paint {
 impl Paint {
     /// Decide from the `--color` flag, `NO_COLOR` and whether stdout is a terminal.
     pub fn new(choice: ColorChoice) -> Self {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
         Paint {
-            color: use_color(choice, no_color, std::io::stdout().is_terminal()),
+            color: super::style::Style::for_stdout(choice).colour,
         }
     }
 

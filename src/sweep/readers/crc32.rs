@@ -3,16 +3,18 @@
 /// The reflected IEEE 802.3 polynomial.
 const POLY: u32 = 0xEDB8_8320;
 
-const TABLE: [u32; 256] = make_table();
+const TABLE: [u32; 256] = reflected_table(POLY);
 
-const fn make_table() -> [u32; 256] {
+/// The byte-at-a-time lookup table of a reflected CRC-32 with polynomial `poly`
+/// (shared with CRC-32C, which differs only in the polynomial).
+pub(super) const fn reflected_table(poly: u32) -> [u32; 256] {
     let mut t = [0u32; 256];
     let mut i = 0;
     while i < 256 {
         let mut c = i as u32;
         let mut k = 0;
         while k < 8 {
-            c = if c & 1 != 0 { (c >> 1) ^ POLY } else { c >> 1 };
+            c = if c & 1 != 0 { (c >> 1) ^ poly } else { c >> 1 };
             k += 1;
         }
         t[i] = c;

@@ -2,6 +2,8 @@
 //!
 //! Table-driven, slicing by 8 bytes; small enough that a crate is not worth the dependency.
 
+use super::crc32::reflected_table;
+
 /// The reflected Castagnoli polynomial.
 const POLY: u32 = 0x82F6_3B78;
 
@@ -13,17 +15,7 @@ const TABLES: [[u32; 256]; 8] = make_tables();
 
 const fn make_tables() -> [[u32; 256]; 8] {
     let mut t = [[0u32; 256]; 8];
-    let mut i = 0;
-    while i < 256 {
-        let mut c = i as u32;
-        let mut k = 0;
-        while k < 8 {
-            c = if c & 1 != 0 { (c >> 1) ^ POLY } else { c >> 1 };
-            k += 1;
-        }
-        t[0][i] = c;
-        i += 1;
-    }
+    t[0] = reflected_table(POLY);
     let mut s = 1;
     while s < 8 {
         let mut i = 0;
