@@ -5,9 +5,9 @@
 //! the exit status is 0 only when A is better (1 otherwise), so CI can block "improvements" that
 //! are not evidenced; without it the exit status is 0 whenever the comparison ran.
 
-use crate::cli::{ColorChoice, Global};
+use crate::cli::Global;
 use crate::render::output::emit;
-use crate::render::{sweep_markdown, sweep_plot, sweep_table};
+use crate::render::{style::Style, sweep_markdown, sweep_plot, sweep_table};
 use crate::sweep::compare::{self, Options, DEFAULT_ALPHA, DEFAULT_BOOTSTRAP_REPS};
 use crate::sweep::pairing::PairBy;
 use crate::sweep::readers;
@@ -15,7 +15,6 @@ use crate::sweep::reduce::Reduction;
 use crate::sweep::verdict::VerdictKind;
 use crate::{Error, Exit, Result};
 use clap::ValueEnum;
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 /// Output formats.
@@ -134,16 +133,6 @@ impl Args {
 }
 
 /// Whether to colour the terminal output.
-fn use_color(choice: ColorChoice) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").is_none() && std::io::stdout().is_terminal()
-        }
-    }
-}
-
 /// Read, compare and render to a string (the testable core of the command).
 pub fn report(args: &Args, g: &Global) -> Result<(String, VerdictKind)> {
     let opts = args.options()?;
@@ -161,7 +150,7 @@ pub fn report(args: &Args, g: &Global) -> Result<(String, VerdictKind)> {
             s
         }
         Format::Markdown => sweep_markdown::render(&cmp),
-        Format::Table => sweep_table::render(&cmp, use_color(g.color)),
+        Format::Table => sweep_table::render(&cmp, Style::for_stdout(g.color).colour),
     };
     Ok((text, cmp.verdict.kind))
 }
