@@ -165,6 +165,8 @@ fn profile_chart(out: &mut String, title: &str, s: &Series) -> DrawResult {
     let label_of = |i: usize| -> String {
         let name = s.labels.get(i).cloned().unwrap_or_else(|| i.to_string());
         match s.points.get(i).map(|p| p[1]) {
+            // The label may already say why (a parameter with no gradient at all).
+            _ if name.ends_with(')') => name,
             Some(0.0) => format!("{name} (zero)"),
             Some(v) if !v.is_finite() => format!("{name} (non-finite)"),
             _ => name,

@@ -317,10 +317,21 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
     }
     f.details = cut_lines(cuts);
     f.details.extend(rows.iter().map(row_line));
+    // Every parameter gets a point, so the profile shows the dead ones too. Points stay finite
+    // (the report is JSON): a gradient that is all zero, non-finite or absent is drawn at 0 and
+    // its label says which.
     let (points, labels) = rows
         .iter()
         .enumerate()
-        .filter_map(|(i, r)| r.grad_norm().map(|n| ([i as f64, n], r.name.clone())))
+        .map(|(i, r)| {
+            let (value, label) = match r.grad {
+                GradState::Norm(n) => (n, r.name.clone()),
+                GradState::AllZero => (0.0, format!("{} (all-zero gradient)", r.name)),
+                GradState::NonFinite(_) => (0.0, format!("{} (non-finite gradient)", r.name)),
+                GradState::NoGrad => (0.0, format!("{} (no gradient)", r.name)),
+            };
+            ([i as f64, value], label)
+        })
         .unzip();
     f.series.push(Series {
         name: "grad_norm".to_string(),
