@@ -207,5 +207,18 @@ fn candle_llama_fails_grad_flow_naming_the_parameters_without_gradients() {
         .details
         .iter()
         .any(|d| d.starts_with("lm_head.weight") && d.contains("grad norm")));
-    assert_eq!(f.series[0].labels, ["lm_head.weight"]);
+    // The profile lists every parameter: the one live bar, and the dead ones at 0 saying why.
+    let profile = &f.series[0];
+    assert_eq!(profile.labels.len(), 21);
+    let dead: Vec<usize> = (0..21)
+        .filter(|&i| profile.labels[i].ends_with("(no gradient)"))
+        .collect();
+    assert_eq!(dead.len(), 20, "{:?}", profile.labels);
+    assert!(dead.iter().all(|&i| profile.points[i][1] == 0.0));
+    let live = profile
+        .labels
+        .iter()
+        .position(|l| l == "lm_head.weight")
+        .expect("lm_head.weight is in the profile");
+    assert!(profile.points[live][1] > 0.0);
 }
