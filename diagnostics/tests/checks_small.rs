@@ -137,8 +137,18 @@ fn grad_flow_names_the_module_that_cuts_the_graph() -> Result<()> {
         f.summary
     );
     assert_eq!(f.metrics["graph_cuts"], 1.0);
-    // The gradient-norm series lists only the parameters that got one.
-    assert_eq!(f.series[0].labels, ["l2.bias", "l2.weight"]);
+    // The gradient-norm series lists every parameter; those behind the cut say they got none.
+    assert_eq!(
+        f.series[0].labels,
+        [
+            "l1.bias (no gradient)",
+            "l1.weight (no gradient)",
+            "l2.bias",
+            "l2.weight",
+            "norm.bias (no gradient)",
+            "norm.weight (no gradient)"
+        ]
+    );
     Ok(())
 }
 
