@@ -12,7 +12,7 @@ const FOLDERS: [(&str, &str); 2] = [("refs", "md"), ("evidence", "yaml")];
 fn main() {
     let root =
         PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=src/build.rs");
     let mut files: Vec<String> = Vec::new();
     for name in TOP_FILES {
         println!("cargo:rerun-if-changed={name}");
