@@ -104,17 +104,7 @@ pub fn read_events(path: &Path, bytes: &[u8], out: &mut Events) -> Result<()> {
         }
         let len_bytes = &bytes[off..off + 8];
         let stored = u32::from_le_bytes(bytes[off + 8..off + 12].try_into().expect("4 bytes"));
-        let computed = masked_crc32c(len_bytes);
-        if stored != computed {
-            return Err(Error::input(
-                path,
-                place,
-                format_args!(
-                    "bad CRC of the record length (stored {stored:#010x}, computed \
-                     {computed:#010x}): the file is corrupt"
-                ),
-            ));
-        }
+        check_crc(path, &place, "length", stored, len_bytes)?;
         let len = u64::from_le_bytes(len_bytes.try_into().expect("8 bytes"));
         let data_start = off + HEADER_LEN;
         let body_left = (bytes.len() - data_start) as u64;
@@ -136,17 +126,7 @@ pub fn read_events(path: &Path, bytes: &[u8], out: &mut Events) -> Result<()> {
                 .try_into()
                 .expect("4 bytes"),
         );
-        let computed = masked_crc32c(data);
-        if stored != computed {
-            return Err(Error::input(
-                path,
-                place,
-                format_args!(
-                    "bad CRC of the record data (stored {stored:#010x}, computed \
-                     {computed:#010x}): the file is corrupt"
-                ),
-            ));
-        }
+        check_crc(path, &place, "data", stored, data)?;
         decode_event(data, out).map_err(|e| {
             Error::input(path, &place, format_args!("malformed Event protobuf: {e}"))
         })?;
@@ -455,4 +435,26 @@ struct Point {
     wall_time: f64,
     order: usize,
     value: f64,
+}
+
+/// The masked CRC-32C stored after a record's length or data must match the bytes it covers.
+fn check_crc(
+    path: &Path,
+    place: &impl std::fmt::Display,
+    what: &str,
+    stored: u32,
+    bytes: &[u8],
+) -> Result<()> {
+    let computed = masked_crc32c(bytes);
+    if stored == computed {
+        return Ok(());
+    }
+    Err(Error::input(
+        path,
+        place,
+        format_args!(
+            "bad CRC of the record {what} (stored {stored:#010x}, computed {computed:#010x}): \
+             the file is corrupt"
+        ),
+    ))
 }
