@@ -39,6 +39,7 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     let c = catalog::open(g)?;
     warn_problems(&c, g);
     let query = args.words.join(" ");
+    search::check_query_length(&query)?;
     let index = search::entry_index(&c);
     let results: Vec<Hit> = index
         .search(&query)

@@ -24,6 +24,8 @@ pub struct Args {
 
 #[derive(Debug, Serialize)]
 struct Row<'a> {
+    /// The row's stable id in the PLAYBOOK symptoms table.
+    id: &'a str,
     symptom: &'a str,
     /// BM25 score, rounded to 2 decimals.
     score: f64,
@@ -49,6 +51,7 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     let c = catalog::open(g)?;
     warn_problems(&c, g);
     let query = args.symptom.join(" ");
+    search::check_query_length(&query)?;
     let entries = search::entry_index(&c);
     let matches: Vec<Row> = search::symptom_index(&c)
         .search(&query)
@@ -65,6 +68,7 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
                 .collect();
             Row {
                 read,
+                id: &s.id,
                 symptom: &s.symptom,
                 score: (score * 100.0).round() / 100.0,
                 hypotheses: &s.hypotheses,
@@ -101,8 +105,8 @@ fn human(out: &Output<'_>, paint: Paint) -> String {
             paint.bold(row.symptom)
         ));
         s.push_str(&paint.dim(&format!(
-            "   {}:{} · score {:.2}",
-            row.file, row.line, row.score
+            "   {} · {}:{} · score {:.2}",
+            row.id, row.file, row.line, row.score
         )));
         s.push('\n');
         s.push_str("   Hypotheses, most likely first:\n");
