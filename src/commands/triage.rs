@@ -64,6 +64,8 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
                 .into_iter()
                 .map(|(e, _)| c.entries[e].id.as_str())
                 .filter(|id| *id != catalog::markdown::SYMPTOMS_ID)
+                // An entry the row already tells you to show is not repeated.
+                .filter(|id| !s.commands.contains(&format!("mldebug show {id}")))
                 .take(READ_MAX)
                 .collect();
             Row {

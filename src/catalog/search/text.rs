@@ -140,6 +140,11 @@ const STOP_WORDS: &[&str] = &[
     "ok",
 ];
 
+/// Number words, by value: "iteration one" is "iteration 1", "zero" is 0.
+const NUMBER_WORDS: &[&str] = &[
+    "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+];
+
 /// Words that negate what follows; each becomes `not`.
 const NEGATIONS: &[&str] = &[
     "not", "no", "never", "cannot", "cant", "nothing", "neither", "nor",
@@ -257,6 +262,9 @@ fn push_word(raw: &str, out: &mut Vec<String>) {
 /// A number's class: `zero`, `nan`, `inf`, or the number as written. `None` for other words.
 fn number_class(raw: &str) -> Option<String> {
     let lower = raw.to_ascii_lowercase();
+    if let Some(i) = NUMBER_WORDS.iter().position(|w| *w == lower) {
+        return Some(if i == 0 { "zero".into() } else { i.to_string() });
+    }
     let is_special = matches!(lower.as_str(), "nan" | "inf" | "infinity");
     if !is_special && !raw.starts_with(|c: char| c.is_ascii_digit()) {
         return None;
@@ -437,6 +445,7 @@ mod tests {
         assert_eq!(words("loss is 0"), ["loss", "zero"]);
         assert_eq!(words("loss NaN, then -inf"), ["loss", "nan", "inf"]);
         assert_eq!(words("Infinity"), ["inf"]);
+        assert_eq!(words("zero after step one"), ["zero", "step", "1"]);
         assert_eq!(
             words("lr 2e-05 at 2.00 GiB"),
             ["lr", "2e-05", "tiny", "2.00", "gib"]
