@@ -2,8 +2,10 @@
 //! practitioners type or paste them, each with the PLAYBOOK symptom row it should reach.
 //!
 //! - `tests/fixtures/triage_bench.tsv`: the set the matcher was developed against;
-//! - `tests/fixtures/triage_holdout.tsv`: written after the matcher was done, to measure how it
-//!   does on wordings it was never tuned on.
+//! - `tests/fixtures/triage_holdout.tsv`: written after the matcher was tuned, to measure how it
+//!   does on wordings it was never tuned on (measured: 77.8% top-1, 96.3% top-3; the matcher
+//!   changed afterwards, so its later numbers are no longer a clean measure);
+//! - `tests/fixtures/triage_holdout2.tsv`: written after the last change, measured once.
 //!
 //! Both report top-1 and top-3 accuracy (`cargo test --test triage_bench -- --nocapture`).
 //! The tuned set must reach at least 90% top-1 and 100% top-3; the held-out set is reported and
@@ -151,8 +153,17 @@ fn every_symptom_row_is_in_the_benchmark() {
 /// Wordings written after tuning. Reported, and held to a floor below what the tuned set reaches,
 /// so that a change that only fits the tuned set shows up here.
 #[test]
-fn held_out_set_generalises() {
-    let s = run("tests/fixtures/triage_holdout.tsv");
+fn held_out_sets_generalise() {
+    for path in [
+        "tests/fixtures/triage_holdout.tsv",
+        "tests/fixtures/triage_holdout2.tsv",
+    ] {
+        held_out(path);
+    }
+}
+
+fn held_out(path: &str) {
+    let s = run(path);
     assert!(
         s.n >= 20,
         "the held-out set needs at least 20 phrasings, has {}",
@@ -161,7 +172,7 @@ fn held_out_set_generalises() {
     let (top1, top3) = (Score::pct(s.top1, s.n), Score::pct(s.top3, s.n));
     assert!(
         top1 >= 70.0 && top3 >= 85.0,
-        "held out: top-1 {top1:.1}% (floor 70%), top-3 {top3:.1}% (floor 85%):\n{}",
+        "{path}: top-1 {top1:.1}% (floor 70%), top-3 {top3:.1}% (floor 85%):\n{}",
         s.misses.join("\n")
     );
 }

@@ -25,6 +25,8 @@ const B: f64 = 0.75;
 const ALSO_WEIGHT: f64 = 0.5;
 /// A corrected typo counts for a little less than a word spelled right.
 const TYPO_WEIGHT: f64 = 0.8;
+/// A number as written (not a class such as `zero` or `tiny`) rarely names a problem.
+const NUMBER_WEIGHT: f64 = 0.3;
 /// Field weights for entries: a title word counts three body words, a tag two.
 pub const ENTRY_TITLE_WEIGHT: f64 = 3.0;
 pub const ENTRY_TAG_WEIGHT: f64 = 2.0;
@@ -42,6 +44,27 @@ pub fn tokens(text: &str) -> Vec<String> {
         .flatten()
         .collect()
 }
+
+/// How a query is echoed in a message: control characters escaped, at most
+/// [`ECHO_CHARS`] characters, the rest elided.
+pub fn echo(query: &str) -> String {
+    let mut out = String::new();
+    for (n, c) in query.chars().enumerate() {
+        if n == ECHO_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// The longest query echoed whole in a message.
+pub const ECHO_CHARS: usize = 80;
 
 /// A query longer than [`MAX_QUERY_WORDS`] words is refused as bad input (exit code 2).
 pub fn check_query_length(query: &str) -> crate::Result<()> {
@@ -188,6 +211,8 @@ impl Index {
             for t in &slot {
                 let weight = if corrected.contains(t) {
                     TYPO_WEIGHT
+                } else if t.starts_with(|c: char| c.is_ascii_digit()) {
+                    NUMBER_WEIGHT
                 } else {
                     1.0
                 };
@@ -318,6 +343,15 @@ mod tests {
         assert_eq!(idx.search("loss is NaN")[0].0, 0);
         assert_eq!(idx.search("loss is zero")[0].0, 1);
         assert_eq!(idx.search("loss: 0.000")[0].0, 1);
+    }
+
+    #[test]
+    fn echo_is_short_and_escaped() {
+        assert_eq!(echo("loss\u{1b}[31m nan"), "loss\\u{1b}[31m nan");
+        let long = "word ".repeat(100);
+        let e = echo(&long);
+        assert_eq!(e.chars().count(), ECHO_CHARS + 1);
+        assert!(e.ends_with('…'));
     }
 
     #[test]

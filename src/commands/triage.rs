@@ -1,5 +1,6 @@
 //! `mldebug triage "<symptom in plain words>"`: the PLAYBOOK symptom rows that match, ranked
-//! (BM25 with synonyms), each with its hypotheses in order and the commands that tell them apart.
+//! (BM25F over normalised words and concepts, typos tolerated; see `catalog::search`), each with
+//! its id, its hypotheses in order and the commands that tell them apart.
 
 use crate::catalog::{self, search};
 use crate::cli::Global;
@@ -83,7 +84,8 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         .collect();
     if matches.is_empty() {
         return Err(Error::usage(format!(
-            "no symptom in the playbook matches `{query}`; `mldebug list symptoms` shows them all, `mldebug search {query}` looks wider"
+            "no symptom in the playbook matches `{q}`; `mldebug list symptoms` shows them all, `mldebug search {q}` looks wider",
+            q = search::echo(&query)
         )));
     }
     let out = Output { query, matches };

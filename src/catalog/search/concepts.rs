@@ -63,14 +63,15 @@ const CONCEPTS: &[Concept] = &[
     c("nonfinite", &["nan", "inf", "infinity", "infinite", "nonfinite", "non-finite", "not a number"], &[]),
     c("explode", &["explode", "explosion", "diverge", "divergence", "blow up", "shoot up", "skyrocket", "go haywire", "unstable", "instability"], &[]),
     c("spike", &["spike", "spiky", "jump", "sudden jump", "bump", "blip"], &[]),
-    c("flat", &["flat", "plateau", "stuck", "stall", "stagnate", "constant", "flatten", "level off", "not decrease", "not go down", "not fall", "not drop", "not improve", "not learn", "not move", "not budge", "not change", "not converge", "stay same", "same value", "no progress", "stop improving"], &[]),
+    c("flat", &["flat", "plateau", "stuck", "stall", "stagnate", "constant", "flatten", "level off", "not decrease", "not go down", "not fall", "not drop", "not improve", "not learn", "not move", "not budge", "not change", "not converge", "stay same", "same value", "no progress", "stop improving", "stop decreasing", "stop go down", "stop falling", "stop learning"], &[]),
     c("nochange", &["not change", "no effect", "no difference", "unchanged", "identical", "same as before", "same as base", "exactly like", "not affect", "not apply", "not applied"], &[]),
-    c("rise", &["rise", "increase", "go up", "climb", "grow", "creep up"], &[]),
+    c("rise", &["rise", "increase", "go up", "go back up", "come back up", "climb", "grow", "creep up"], &[]),
     c("fall", &["fall", "decrease", "go down", "drop", "decline", "come down"], &[]),
     c("lr", &["learning rate", "lr"], &[]),
     c("val", &["validation", "val", "eval", "evaluation", "held out", "holdout", "dev set", "test", "unseen data"], &[]),
-    c("overfitting", &["overfit", "overfitting", "generalize", "generalization", "memorize training data"], &[]),
+    c("overfitting", &["overfit", "overfitting", "generalize", "generalization", "memorize training data", "peak", "early stopping"], &[]),
     c("batchfit", &["overfit one batch", "overfit single batch", "overfit small batch", "overfit one small batch", "overfit batch", "overfit anynumber example", "overfit anynumber sample", "overfit anynumber batch", "overfit few example", "overfit tiny", "overfit handful", "memorize one batch", "memorize single batch", "memorize small batch", "memorize one small batch", "memorize batch", "memorize anynumber example", "memorize few example"], &["overfit", "batch"]),
+    c("fewdata", &["subset", "few samples", "few examples", "handful", "single batch", "one batch", "small batch", "tiny batch", "few batches"], &[]),
     c("memory", &["memory", "ram", "vram", "mem"], &[]),
     c("oom", &["oom", "out of memory", "outofmemory", "tried to allocate", "allocation failed", "memory budget"], &["memory"]),
     idiom("memgrow", &["memory leak", "leak memory", "leaking memory", "memory leakage"], &["memory"]),
@@ -79,15 +80,15 @@ const CONCEPTS: &[Concept] = &[
     c("imbalance", &["imbalance", "imbalanced", "unbalanced", "majority", "minority", "skew", "class weight", "rare class", "long tail"], &[]),
     c("oneclass", &["same class", "one class", "single class", "same label", "one label", "majority class", "always predict", "only predict", "predict only", "always output", "constant prediction", "predict same"], &[]),
     c("grad", &["gradient", "grad", "backward", "backprop", "backpropagation"], &[]),
-    c("nograd", &["no gradient", "no grad", "grad none", "gradient none", "zero gradient", "zero grad", "not reach", "detach", "detached", "cut gradient", "gradient cut"], &["gradient"]),
+    c("nograd", &["no gradient", "no grad", "grad none", "gradient none", "zero gradient", "zero grad", "detach", "detached", "cut gradient", "gradient cut"], &["gradient"]),
     c("vanish", &["vanish", "diminish", "vanishing gradient"], &[]),
     c("lasthead", &["last layer", "output layer", "final layer", "head", "lm_head", "classifier head", "output head"], &[]),
-    c("init", &["init", "initialization", "initial", "initially", "start", "beginning", "step zero", "before training", "first loss", "starting loss"], &[]),
+    c("init", &["init", "initialization", "initial", "initially", "start", "beginning", "step zero", "epoch zero", "iteration zero", "before training", "first loss", "starting loss"], &[]),
     c("chance", &["chance", "random guess", "random guessing", "uniform prediction", "coin flip", "better than random"], &[]),
     c("big", &["high", "higher", "above", "greater", "large", "big", "huge", "enormous", "massive"], &[]),
     c("small", &["low", "lower", "below", "small", "tiny"], &[]),
     c("suspicious", &["too good", "too good to be true", "suspicious", "suspiciously", "unrealistic", "too early", "too fast", "too quickly"], &[]),
-    c("throughput", &["slow", "speed", "throughput", "util", "utilization", "utilize", "tokens per second", "samples per second", "token sec", "step time", "time per step", "too long", "forever", "idle", "faster", "sluggish", "wall clock"], &[]),
+    c("throughput", &["slow", "slower", "slowdown", "slow down", "speed", "throughput", "util", "utilization", "utilize", "tokens per second", "samples per second", "token sec", "step time", "time per step", "too long", "forever", "idle", "faster", "sluggish", "wall clock"], &[]),
     c("dataloader", &["dataloader", "data loader", "data loading", "load data", "loading batches", "data pipeline", "input pipeline", "num_workers", "worker", "prefetch", "collate", "wait data", "waiting for data", "data wait", "pin_memory"], &[]),
     c("bottleneck", &["bottleneck", "cpu bound", "io bound", "starved"], &[]),
     c("lora", &["lora", "qlora", "peft", "adapter", "low rank", "low-rank", "target_modules", "lora_alpha"], &[]),
@@ -103,7 +104,7 @@ const CONCEPTS: &[Concept] = &[
     c("fp16", &["fp16", "bf16", "f16", "bfloat16", "float16", "mixed precision", "amp", "half precision", "autocast", "grad scaler", "loss scale"], &[]),
     c("batchdep", &["another sample", "other sample", "rest of batch", "else in batch", "depend on batch", "depends on batch", "batch composition", "batch size 1", "different batch size"], &["batch"]),
     idiom("finetune", &["fine tune", "finetune", "finetuning", "fine tuning", "sft", "instruction tuning"], &[]),
-    c("lm", &["language model", "lm", "llm", "causal lm", "gpt", "llama", "next token"], &[]),
+    c("lm", &["language model", "lm", "llm", "causal lm", "gpt", "llama", "next token", "perplexity"], &[]),
 ];
 
 /// A concept marked where two others occur within `window` words: (a, b, window, concept).
@@ -116,6 +117,9 @@ const NEAR: &[(&str, &str, usize, &str)] = &[
     ("@grad", "@explode", 3, "gradexplode"),
     ("@grad", "@rise", 3, "gradexplode"),
     ("@grad", "not", 2, "nograd"),
+    ("@grad", "none", 2, "nograd"),
+    ("memoriz", "@fewdata", 5, "batchfit"),
+    ("overfit", "@fewdata", 5, "batchfit"),
     ("@fall", "@flat", 4, "fallstall"),
     ("loss", "zero", 3, "losszero"),
     ("loss", "improv", 2, "fall"),
@@ -204,7 +208,7 @@ fn is_number(w: &str) -> bool {
 }
 
 /// Words → slots: forms matched (longest first); a phrase's words share one slot with its
-/// concepts (an idiom's concepts replace its words), then near rules.
+/// concepts (an idiom's concepts replace its words); then the near rules' slots.
 pub fn annotate(words: &[String]) -> Vec<Slot> {
     let t = table();
     let mut slots: Vec<Slot> = Vec::with_capacity(words.len());
@@ -242,27 +246,37 @@ pub fn annotate(words: &[String]) -> Vec<Slot> {
     slots
 }
 
-/// Apply the near rules, reading only the terms marked before this pass.
-fn near(slots: &mut [Slot]) {
+/// Apply the near rules, reading only the slots marked before this pass. Each concept found
+/// becomes a slot of its own, after the others: it is a reading of two places at once, so it
+/// adds to what each word says instead of competing with it.
+fn near(slots: &mut Vec<Slot>) {
     let n = slots.len();
-    let mut added: Vec<(usize, String)> = Vec::new();
+    // A phrase is read as its concepts only: "step 0" is a moment, not a zero.
+    let heads: Vec<&[String]> = slots
+        .iter()
+        .map(|slot| {
+            let words = slot.iter().filter(|t| !t.starts_with(PREFIX)).count();
+            if words > 1 {
+                &slot[words..]
+            } else {
+                &slot[..]
+            }
+        })
+        .collect();
+    let mut added: Vec<Slot> = Vec::new();
     for (a, b, window, concept) in NEAR {
         for i in 0..n {
-            if !slots[i].iter().any(|t| t == a) {
+            if !heads[i].iter().any(|t| t == a) {
                 continue;
             }
             let lo = i.saturating_sub(*window);
             let hi = (i + window).min(n - 1);
-            if (lo..=hi).any(|j| j != i && slots[j].iter().any(|t| t == b)) {
-                added.push((i, format!("{PREFIX}{concept}")));
+            if (lo..=hi).any(|j| j != i && heads[j].iter().any(|t| t == b)) {
+                added.push(vec![format!("{PREFIX}{concept}")]);
             }
         }
     }
-    for (i, term) in added {
-        if !slots[i].contains(&term) {
-            slots[i].push(term);
-        }
-    }
+    slots.extend(added);
 }
 
 #[cfg(test)]
@@ -305,6 +319,8 @@ mod tests {
             assert!(terms(q).contains(&"@memgrow".to_string()), "{q}");
         }
         assert!(terms("val loss increasing").contains(&"@valrise".to_string()));
+        assert!(terms("loss went to 0").contains(&"@losszero".to_string()));
+        assert!(!terms("loss stuck from step 0").contains(&"@losszero".to_string()));
         let far = "memory use is fine; the validation metric looks right and the lr goes up";
         assert!(!terms(far).contains(&"@memgrow".to_string()), "{far}");
     }

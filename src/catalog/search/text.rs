@@ -9,145 +9,37 @@
 //! letters are dropped. Everything here is linear in the length of the text.
 
 /// Words too common to rank by. `not` is kept: "loss not decreasing" differs from "loss decreasing".
+#[rustfmt::skip]
 const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "after",
-    "all",
-    "also",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "been",
-    "being",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "for",
-    "from",
-    "get",
-    "gets",
-    "getting",
-    "got",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "him",
-    "his",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "just",
-    "me",
-    "might",
-    "mine",
-    "my",
-    "of",
-    "on",
-    "or",
-    "our",
-    "she",
-    "should",
-    "so",
-    "some",
-    "such",
-    "that",
-    "the",
-    "their",
-    "them",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "to",
-    "us",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-    "im",
-    "ive",
-    "dont",
-    "wo",
-    "ca",
-    "sha",
+    "a", "about", "after", "all", "also", "am", "an", "and", "any", "are", "as", "at", "be",
+    "been", "being", "but", "by", "can", "could", "did", "do", "does", "doing", "for", "from",
+    "get", "gets", "getting", "got", "had", "has", "have", "having", "he", "her", "here", "him",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "might", "mine", "my",
+    "of", "on", "or", "our", "she", "should", "so", "some", "such", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "to", "us", "was", "we", "were",
+    "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with", "would",
+    "you", "your", "im", "ive", "wo", "ca", "sha", "during", "since",
     // Intensifiers and fillers: they say how much, not what.
-    "much",
-    "very",
-    "really",
-    "way",
-    "quite",
-    "pretty",
-    "than",
-    "like",
-    "most",
-    "more",
-    "less",
-    "even",
-    "still",
-    "actually",
-    "anything",
-    "something",
-    "seems",
-    "seem",
-    "kind",
-    "sort",
-    "basically",
-    "literally",
-    "totally",
-    "completely",
-    "somehow",
-    "keeps",
-    "keep",
-    "pls",
-    "please",
-    "hi",
-    "hello",
-    "thanks",
-    "ok",
+    "much", "very", "really", "way", "quite", "pretty", "than", "like", "most", "more", "less",
+    "even", "still", "actually", "anything", "something", "seems", "seem", "kind", "sort",
+    "basically", "literally", "totally", "completely", "somehow", "keeps", "keep", "right",
+    "instead", "any", "every", "each", "whatever", "try", "tried", "trying",
+    "pls", "please", "hi", "hello", "thanks", "ok",
 ];
 
 /// Number words, by value: "iteration one" is "iteration 1", "zero" is 0.
+#[rustfmt::skip]
 const NUMBER_WORDS: &[&str] = &[
     "zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
 ];
 
 /// Words that negate what follows; each becomes `not`.
+#[rustfmt::skip]
 const NEGATIONS: &[&str] = &[
-    "not", "no", "never", "cannot", "cant", "nothing", "neither", "nor",
+    "not", "no", "never", "cannot", "nothing", "neither", "nor", "without",
+    // Contractions typed without the apostrophe.
+    "dont", "doesnt", "didnt", "cant", "couldnt", "wont", "wouldnt", "isnt", "arent", "wasnt",
+    "werent", "hasnt", "havent", "hadnt", "shouldnt", "aint",
 ];
 
 /// Irregular forms → the base form the stemmer then reduces.
@@ -266,6 +158,9 @@ fn number_class(raw: &str) -> Option<String> {
         return Some(if i == 0 { "zero".into() } else { i.to_string() });
     }
     let is_special = matches!(lower.as_str(), "nan" | "inf" | "infinity");
+    if matches!(lower.as_str(), "nans" | "infs") {
+        return Some(lower[..3].to_string());
+    }
     if !is_special && !raw.starts_with(|c: char| c.is_ascii_digit()) {
         return None;
     }
@@ -313,21 +208,27 @@ fn split_contraction(raw: &str) -> (&str, bool) {
 }
 
 /// `DataLoader` → Data, Loader; `OutOfMemoryError` → Out, Of, Memory, Error. A split happens
-/// only before a capital followed by a lower-case letter, so `LoRA`, `NaN` and `CUDA` stay whole.
+/// only before a capital followed by a lower-case letter, so `LoRA`, `NaN` and `CUDA` stay whole,
+/// and not where both sides would be two letters or fewer (`NaNs`).
 fn split_camel(word: &str) -> Vec<&str> {
     let chars: Vec<(usize, char)> = word.char_indices().collect();
+    let cuts: Vec<usize> = (1..chars.len())
+        .filter(|&k| {
+            let next_lower = chars.get(k + 1).is_some_and(|(_, n)| n.is_lowercase());
+            chars[k].1.is_uppercase() && chars[k - 1].1.is_lowercase() && next_lower
+        })
+        .collect();
     let mut parts = Vec::new();
     let mut start = 0;
-    for k in 1..chars.len() {
-        let (at, c) = chars[k];
-        let prev = chars[k - 1].1;
-        let next_lower = chars.get(k + 1).is_some_and(|(_, n)| n.is_lowercase());
-        if c.is_uppercase() && prev.is_lowercase() && next_lower {
-            parts.push(&word[start..at]);
-            start = at;
+    for (n, &k) in cuts.iter().enumerate() {
+        let end = cuts.get(n + 1).copied().unwrap_or(chars.len());
+        if k - start <= 2 && end - k <= 2 {
+            continue;
         }
+        parts.push(&word[chars[start].0..chars[k].0]);
+        start = k;
     }
-    parts.push(&word[start..]);
+    parts.push(&word[chars.get(start).map_or(0, |c| c.0)..]);
     parts
 }
 
@@ -463,7 +364,8 @@ mod tests {
             words("DataLoader num_workers"),
             ["data", "loader", "num", "worker"]
         );
-        assert_eq!(words("LoRA NaN"), ["lora", "nan"]);
+        assert_eq!(words("LoRA NaN NaNs"), ["lora", "nan", "nan"]);
+        assert_eq!(words("it doesnt learn"), ["not", "learn"]);
         assert_eq!(words("loss doesn't decrease"), ["loss", "not", "decreas"]);
         assert_eq!(words("loss won’t go down"), ["loss", "not", "go", "down"]);
         assert_eq!(words("the model's loss"), ["model", "loss"]);

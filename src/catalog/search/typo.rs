@@ -1,6 +1,8 @@
 //! Typo tolerance: a word the index does not know is replaced by the nearest word it does know,
 //! within one edit for words of 5 to 7 letters and two edits from 8 letters on (an edit inserts,
-//! deletes or substitutes a letter, or swaps two neighbours: "gradeints" → "gradients").
+//! deletes or substitutes a letter, or swaps two neighbours: "gradeints" → "gradients"). The
+//! first letter must agree: people rarely mistype it, and a real word the index lacks
+//! ("reference") should not become a known one ("inference").
 //!
 //! Lookup is by symmetric deletion: every known word is stored under each string obtained by
 //! deleting up to [`MAX_EDITS`] of its letters, so a query word costs a few dozen hash lookups
@@ -68,6 +70,9 @@ impl Speller {
                     continue;
                 }
                 let cand = self.words[id as usize].as_str();
+                if cand.as_bytes()[0] != w.as_bytes()[0] {
+                    continue;
+                }
                 let dist = osa_distance(w, cand);
                 if dist == 0 || dist > limit {
                     continue;
@@ -114,9 +119,7 @@ pub fn osa_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=m {
-        d[0][j] = j;
-    }
+    d[0] = (0..=m).collect();
     for i in 1..=n {
         for j in 1..=m {
             let cost = usize::from(a[i - 1] != b[j - 1]);
@@ -160,6 +163,8 @@ mod tests {
         assert_eq!(s.correct("mmry"), None);
         assert_eq!(s.correct("banana"), None);
         assert_eq!(s.correct("memory"), None, "a known word is not a typo");
+        let s = speller(&["inference"]);
+        assert_eq!(s.correct("reference"), None, "the first letter must agree");
     }
 
     #[test]
