@@ -17,6 +17,7 @@ pub mod model;
 pub mod quote_match;
 pub mod records;
 pub mod search;
+pub mod symptom_id;
 pub mod verify;
 
 pub use model::{

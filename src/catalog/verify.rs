@@ -7,7 +7,7 @@
 //!   `{#check-<id>}` section in refs/diagnostics.md;
 //! - evidence files are consistent (file name = id, status = weakest excerpt status, unique ids);
 //! - SKILL.md's front matter follows the agent-skill spec (checked while parsing);
-//! - entry ids are unique.
+//! - entry ids are unique, and so are symptom row ids (see `symptom_id`).
 
 use super::markdown::normalise;
 use super::model::{Catalog, Location, Problem, QuoteStatus};
@@ -28,6 +28,7 @@ pub fn verify(c: &Catalog) -> Vec<Problem> {
     checks(c, &mut out);
     sources(c, &mut out);
     unique_entries(c, &mut out);
+    super::symptom_id::verify(c, &mut out);
     out.sort();
     out.dedup();
     out
