@@ -172,3 +172,63 @@ fn markdown_and_plot() {
     // Five seed lines joined A to B, five A points, five B points at least.
     assert!(text.matches("<circle").count() >= 15);
 }
+
+/// `--bootstrap-reps` sizes an allocation and the run time: 2^64 − 1 used to panic with a
+/// capacity overflow and 1e11 to abort. Out of range is a usage error naming the range.
+#[test]
+fn bootstrap_reps_out_of_range_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write_runs(
+        dir.path(),
+        "val/acc",
+        &paired("new", &STRONG_A, "baseline", &STRONG_B, None),
+    );
+    let d = dir.path().to_str().unwrap();
+    for reps in [
+        "18446744073709551615",
+        "100000000000",
+        "1000000001",
+        "0",
+        "99",
+    ] {
+        let (code, out, err) = run(&[d, "--bootstrap-reps", reps]);
+        assert_eq!(code, 2, "{reps}: {err}");
+        assert!(out.is_empty());
+        assert!(
+            err.contains("--bootstrap-reps") && err.contains("100..=1000000"),
+            "{err}"
+        );
+    }
+    let (code, _, err) = run(&[d, "--bootstrap-reps", "1000"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// A metric of 1e80 used to panic in Welch's t (exit 101); past ±1e150 the comparison is
+/// refused in words with exit 0 (1 with --gate), and below it the answer is finite.
+#[test]
+fn huge_metric_values_never_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = [1e80, 3e80, 2e80, 5e80];
+    let b = [1.0, 2.0, 3.0, 4.0];
+    write_runs(
+        dir.path(),
+        "val/acc",
+        &paired("new", &a, "baseline", &b, None),
+    );
+    let d = dir.path().to_str().unwrap();
+    let (code, out, err) = run(&[d, "--no-pair"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("VERDICT:") && !out.contains("NaN"), "{out}");
+    let huge = tempfile::tempdir().unwrap();
+    write_runs(
+        huge.path(),
+        "val/acc",
+        &paired("new", &[1e200, 2e200], "baseline", &b[..2], None),
+    );
+    let (code, out, err) = run(&[huge.path().to_str().unwrap(), "--gate"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        out.contains("VERDICT: REFUSED") && out.contains("2e200"),
+        "{out}"
+    );
+}

@@ -43,6 +43,11 @@ use crate::Result;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
+/// The largest |metric value| the statistics accept. Variances square the values and Welch's
+/// degrees of freedom square a variance, so values near 1e154 overflow f64; past this bound a
+/// comparison is refused with the run named instead of giving infinite or NaN statistics.
+pub const MAX_MAGNITUDE: f64 = 1e150;
+
 /// Version of the JSON this module serializes.
 pub const SCHEMA_VERSION: u32 = 1;
 /// Default significance level (two-sided).
@@ -411,6 +416,17 @@ fn arm_stats(name: &str, runs: &[&Run]) -> ArmStats {
     }
 }
 
+/// The refusal for values so large that the squared sums behind every test overflow.
+fn too_large(a: &ArmStats, b: &ArmStats) -> Option<Verdict> {
+    let (run, value) = a
+        .values
+        .iter()
+        .chain(&b.values)
+        .map(|(name, _, v)| (name, *v))
+        .max_by(|x, y| x.1.abs().total_cmp(&y.1.abs()))?;
+    (value.abs() > MAX_MAGNITUDE).then(|| Verdict::refuse_magnitude(run, value, MAX_MAGNITUDE))
+}
+
 /// Seeds sort numerically when they are numbers.
 fn seed_order(a: &Option<String>, b: &Option<String>) -> std::cmp::Ordering {
     match (a, b) {
@@ -450,12 +466,14 @@ fn analyse_task(
     }
     let refused = [("A", &a), ("B", &b)]
         .into_iter()
-        .find(|(_, s)| s.values.len() < 2);
-    if let Some((label, s)) = refused {
+        .find(|(_, s)| s.values.len() < 2)
+        .map(|(label, s)| Verdict::refuse(label, &s.name, s.values.len(), s.failed.len()))
+        .or_else(|| too_large(&a, &b));
+    if let Some(verdict) = refused {
         return TaskResult {
             task,
             design: "not analysed".into(),
-            verdict: Verdict::refuse(label, &s.name, s.values.len(), s.failed.len()),
+            verdict,
             a,
             b,
             paired: None,

@@ -43,10 +43,10 @@ fn factor(alpha: f64, df: f64) -> f64 {
 /// σ's upper one-sided bound from a sample SD with n − 1 df.
 pub fn sigma_upper(sd: f64, n: usize) -> f64 {
     let df = (n - 1) as f64;
-    let chi = ChiSquared::new(df)
-        .expect("df > 0")
-        .inverse_cdf(1.0 - SIGMA_BOUND_CONFIDENCE);
-    sd * (df / chi).sqrt()
+    // n ≥ 2 at every call; an invalid df gives NaN rather than a panic.
+    ChiSquared::new(df).map_or(f64::NAN, |chi| {
+        sd * (df / chi.inverse_cdf(1.0 - SIGMA_BOUND_CONFIDENCE)).sqrt()
+    })
 }
 
 fn paired_mde(sd: f64, n: usize, alpha: f64) -> f64 {
@@ -55,11 +55,7 @@ fn paired_mde(sd: f64, n: usize, alpha: f64) -> f64 {
 
 fn unpaired_mde(sa: f64, sb: f64, na: usize, nb: usize, alpha: f64) -> f64 {
     let (va, vb) = (sa * sa / na as f64, sb * sb / nb as f64);
-    let df = if va + vb > 0.0 {
-        (va + vb).powi(2) / (va * va / (na - 1) as f64 + vb * vb / (nb - 1) as f64)
-    } else {
-        (na + nb - 2) as f64
-    };
+    let df = super::stats::ttest::welch_df(va, vb, na as f64, nb as f64);
     factor(alpha, df) * (va + vb).sqrt()
 }
 

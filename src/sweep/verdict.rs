@@ -2,7 +2,8 @@
 //!
 //! Rules (α two-sided; "favours A" means the sign of Δ = A − B matches the metric's direction):
 //!
-//! 1. REFUSE when an arm has fewer than 2 usable runs: one run proves nothing.
+//! 1. REFUSE when an arm has fewer than 2 usable runs: one run proves nothing; or when a value
+//!    is beyond ±[`crate::sweep::compare::MAX_MAGNITUDE`], where f64 sums of squares overflow.
 //! 2. NO MEANINGFUL DIFFERENCE only with `--equivalence-margin M`, when the 90% CI of Δ lies inside
 //!    [−M, +M] (two one-sided tests at 0.05). Checked before 3: a margin says that smaller effects
 //!    do not matter, even when they are statistically clear. Without a margin the tool never
@@ -82,6 +83,19 @@ impl Verdict {
                 "arm {arm} ({name}) has {n} usable run{}{failed}; one run proves nothing. Run at \
                  least 2 seeds per arm (5 or more to detect anything but a large effect).",
                 if n == 1 { "" } else { "s" }
+            ),
+        )
+    }
+}
+
+impl Verdict {
+    /// Rule 1 too: a value too large for the statistics to be computed in f64.
+    pub fn refuse_magnitude(run: &str, value: f64, bound: f64) -> Verdict {
+        Verdict::new(
+            VerdictKind::Refused,
+            format!(
+                "run {run} has the value {value:e}, beyond ±{bound:e}: the variances behind every \
+                 test would overflow. Rescale the metric (or check that it is the metric you meant)."
             ),
         )
     }

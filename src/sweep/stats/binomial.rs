@@ -13,16 +13,13 @@ pub fn clopper_pearson(k: u64, n: u64, level: f64) -> (f64, f64) {
     let lower = if k == 0 {
         0.0
     } else {
-        Beta::new(kf, nf - kf + 1.0)
-            .expect("positive shapes")
-            .inverse_cdf(alpha / 2.0)
+        // k ≤ n, so both shapes are positive; NaN rather than a panic if a caller breaks that.
+        Beta::new(kf, nf - kf + 1.0).map_or(f64::NAN, |b| b.inverse_cdf(alpha / 2.0))
     };
     let upper = if k == n {
         1.0
     } else {
-        Beta::new(kf + 1.0, nf - kf)
-            .expect("positive shapes")
-            .inverse_cdf(1.0 - alpha / 2.0)
+        Beta::new(kf + 1.0, nf - kf).map_or(f64::NAN, |b| b.inverse_cdf(1.0 - alpha / 2.0))
     };
     (lower, upper)
 }

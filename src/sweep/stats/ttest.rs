@@ -20,13 +20,41 @@ pub struct TTest {
     pub level: f64,
 }
 
-/// The t quantile at probability `q` with `df` degrees of freedom.
+/// Student's t with `df` degrees of freedom, or `None` when `df` is not a positive number (the
+/// callers' sample sizes make that impossible; the statistics never panic on it regardless).
+fn student(df: f64) -> Option<StudentsT> {
+    StudentsT::new(0.0, 1.0, df).ok()
+}
+
+/// The t quantile at probability `q` with `df` degrees of freedom (NaN for an invalid `df`).
 pub fn t_quantile(q: f64, df: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, df).expect("df > 0").inverse_cdf(q)
+    student(df).map_or(f64::NAN, |d| d.inverse_cdf(q))
+}
+
+/// Welch-Satterthwaite degrees of freedom for squared standard errors `va`, `vb` from samples
+/// of `na`, `nb`. Written in the share r = va / (va + vb), so it does not overflow where the
+/// textbook form squares a variance of 1e160; both zero gives the pooled na + nb − 2.
+pub fn welch_df(va: f64, vb: f64, na: f64, nb: f64) -> f64 {
+    let total = va + vb;
+    if !(total > 0.0) || !total.is_finite() {
+        return na + nb - 2.0;
+    }
+    let r = va / total;
+    1.0 / (r * r / (na - 1.0) + (1.0 - r) * (1.0 - r) / (nb - 1.0))
 }
 
 fn finish(estimate: f64, se: f64, df: f64, level: f64) -> TTest {
-    let dist = StudentsT::new(0.0, 1.0, df).expect("df > 0");
+    let Some(dist) = student(df) else {
+        return TTest {
+            estimate,
+            se,
+            df,
+            t: f64::NAN,
+            p: f64::NAN,
+            ci: (f64::NAN, f64::NAN),
+            level,
+        };
+    };
     let half = dist.inverse_cdf(0.5 + level / 2.0) * se;
     let (t, p) = if se > 0.0 {
         let t = estimate / se;
@@ -62,10 +90,5 @@ pub fn welch(a: &[f64], b: &[f64], level: f64) -> TTest {
     let (na, nb) = (a.len() as f64, b.len() as f64);
     let (va, vb) = (variance(a) / na, variance(b) / nb);
     let se = (va + vb).sqrt();
-    let df = if va + vb > 0.0 {
-        (va + vb).powi(2) / (va * va / (na - 1.0) + vb * vb / (nb - 1.0))
-    } else {
-        na + nb - 2.0
-    };
-    finish(mean(a) - mean(b), se, df, level)
+    finish(mean(a) - mean(b), se, welch_df(va, vb, na, nb), level)
 }
