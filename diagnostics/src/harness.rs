@@ -55,6 +55,8 @@ pub struct ProgressLine {
     pub index: usize,
     pub step: usize,
     pub total: usize,
+    /// A NaN or infinite loss is written as in the report ([`crate::report::non_finite`]).
+    #[serde(with = "crate::report::non_finite::option")]
     pub loss: Option<f64>,
 }
 
@@ -164,9 +166,20 @@ pub fn parse_device(s: &str) -> Result<Device, String> {
     }
 }
 
+/// The report as the harness writes it (and `--json` prints it): pretty JSON, non-finite
+/// numbers as `"NaN"`, `"inf"`, `"-inf"` ([`crate::report::non_finite`]).
+pub fn report_to_json(report: &Report) -> Result<String, String> {
+    serde_json::to_string_pretty(report).map_err(|e| format!("report: {e}"))
+}
+
+/// A report as the CLI reads it back from a harness.
+pub fn report_from_json(text: &str) -> Result<Report, String> {
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
 /// Write `report` to `path` through a temporary file, so a reader never sees half a report.
 fn write_report(path: &Path, report: &Report) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(report).map_err(|e| format!("report: {e}"))?;
+    let json = report_to_json(report)?;
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, json).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))

@@ -131,7 +131,8 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         eprintln!("note: nothing to plot; the curves come from the overfit and grad-flow checks");
     }
     if g.json {
-        let text = serde_json::to_string_pretty(&report)
+        // The same JSON as a harness writes (non-finite numbers as "NaN", "inf", "-inf").
+        let text = mldebug_diagnostics::harness::report_to_json(&report)
             .map_err(|e| Error::internal(format!("writing the report as JSON: {e}")))?;
         emit(&format!("{text}\n"))?;
         for p in &plots {

@@ -6,7 +6,7 @@
 //! crash can be shown with the child's last words.
 
 use mldebug_diagnostics::harness::{
-    ProgressLine, Request, PROGRESS_PREFIX, REFUSAL_EXIT, REFUSAL_PREFIX, REPORT_ENV, REQUEST_ENV,
+    report_from_json, ProgressLine, Request, PROGRESS_PREFIX, REFUSAL_EXIT, REFUSAL_PREFIX, REPORT_ENV, REQUEST_ENV,
 };
 use mldebug_diagnostics::report::SCHEMA_VERSION;
 use mldebug_diagnostics::{Finding, Report, Status};
@@ -88,7 +88,7 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
 
     if let Outcome::Exited(status) = outcome {
         if let Ok(text) = std::fs::read_to_string(&plan.report_path) {
-            return serde_json::from_str(&text).map_err(|e| {
+            return report_from_json(&text).map_err(|e| {
                 Error::internal(format!(
                     "{}: the harness wrote a report this mldebug cannot read: {e}",
                     plan.report_path.display()

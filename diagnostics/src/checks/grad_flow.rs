@@ -24,6 +24,7 @@
 //! row per parameter (no grad / all-zero / norm and grad/param); with traced layers the summary
 //! also names the module that cut the graph (`the graph is cut at blocks.0.attn_norm, ...`).
 
+use super::buffers::{self, Split};
 use super::fresh::{restoring, Fresh};
 use super::read::{l2_norm, stats};
 use super::{next_for, show_command};
@@ -32,7 +33,7 @@ use crate::model::{Batch, DebugModel};
 use crate::options::Options;
 use crate::report::{CheckId, Finding, Series, Status};
 use crate::trace::Recorder;
-use candle_core::{Result, TensorId, Var};
+use candle_core::{Result, TensorId};
 use std::collections::HashMap;
 
 const ID: CheckId = CheckId::GradFlow;
@@ -83,7 +84,7 @@ impl ParamGrad {
 /// Runs on fresh parameters of `M` and its batch.
 pub fn grad_flow<M: DebugModel>(opts: &Options) -> Result<Finding> {
     let fresh = Fresh::<M>::new(opts, opts.seed)?;
-    run(&fresh.model, &fresh.params.named(), &fresh.batch, opts)
+    run(&fresh.model, &fresh.params, &fresh.batch, opts)
 }
 
 /// Runs on the caller's model and its named parameters. Nothing is updated; the parameters are
@@ -94,15 +95,20 @@ pub fn grad_flow_on<M: DebugModel>(
     batch: &Batch,
     opts: &Options,
 ) -> Result<Finding> {
-    restoring(params, || run(model, &params.named(), batch, opts))
+    restoring(params, || run(model, params, batch, opts))
 }
 
 fn run<M: DebugModel>(
     model: &M,
-    params: &[(String, Var)],
+    store: &ParamStore,
     batch: &Batch,
     opts: &Options,
 ) -> Result<Finding> {
+    // Buffers (BatchNorm's running statistics, declared frozen weights) get no gradient by
+    // design: they are listed, not judged.
+    let split = buffers::split(model, store, batch)?;
+    let params = &split.params;
+    opts.check_deadline()?;
     let recorder = Recorder::start();
     let output = model.forward(&batch.input, true)?;
     let loss = model.loss(&output, &batch.targets)?;
@@ -121,8 +127,10 @@ fn run<M: DebugModel>(
         )
         .metric("params", params.len() as f64)
         .metric("params_without_grad", params.len() as f64)
+        .metric("buffers", split.buffers.len() as f64)
         .next(show_command(ID));
         f.details = cut_lines(&cuts);
+        f.details.extend(buffer_lines(&split));
         return Ok(f);
     }
     let depth: HashMap<TensorId, usize> = loss
@@ -160,7 +168,31 @@ fn run<M: DebugModel>(
         });
     }
     opts.report_progress(ID, 2, 2, None);
-    Ok(judge(&rows, &cuts, opts))
+    Ok(judge(&rows, &cuts, &split, opts))
+}
+
+/// One row per buffer, and one per declared buffer name that matches nothing.
+fn buffer_lines(split: &Split) -> Vec<String> {
+    let rows = split
+        .buffers
+        .iter()
+        .map(|(name, var, kind)| format!("{name} {:?}: {}", var.dims(), kind.describe()));
+    let unknown = split.unknown_declared.iter().map(|d| {
+        format!("DebugModel::buffers names `{d}`, which matches no variable of the model")
+    });
+    rows.chain(unknown).collect()
+}
+
+/// "; 2 buffers not trained: bn.running_mean, bn.running_var" (nothing without buffers).
+fn buffer_note(split: &Split) -> String {
+    match split.buffers.len() {
+        0 => String::new(),
+        n => format!(
+            "; {n} buffer{} not trained: {}",
+            if n == 1 { "" } else { "s" },
+            list(&split.buffer_names())
+        ),
+    }
 }
 
 /// The first (farthest from the loss) and the last hidden weight matrix with a usable gradient.
@@ -206,7 +238,7 @@ fn cut_lines(cuts: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
+fn judge(rows: &[ParamGrad], cuts: &[String], split: &Split, opts: &Options) -> Finding {
     let names_where = |p: &dyn Fn(&GradState) -> bool| -> Vec<&str> {
         rows.iter()
             .filter(|r| p(&r.grad))
@@ -295,8 +327,10 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
             ),
         }
     };
+    let summary = format!("{summary}{}", buffer_note(split));
     let mut f = Finding::new(ID, status, summary)
         .metric("params", total as f64)
+        .metric("buffers", split.buffers.len() as f64)
         .metric("params_without_grad", no_grad.len() as f64)
         .metric("params_zero_grad", zero.len() as f64)
         .metric("params_non_finite_grad", non_finite.len() as f64)
@@ -317,6 +351,7 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
     }
     f.details = cut_lines(cuts);
     f.details.extend(rows.iter().map(row_line));
+    f.details.extend(buffer_lines(split));
     // Every parameter gets a point, so the profile shows the dead ones too. Points stay finite
     // (the report is JSON): a gradient that is all zero, non-finite or absent is drawn at 0 and
     // its label says which.

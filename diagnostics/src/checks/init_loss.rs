@@ -44,6 +44,7 @@ pub fn init_loss<M: DebugModel>(opts: &Options) -> Result<Finding> {
     }
     let mut samples = Vec::new();
     for k in 0..INIT_LOSS_INITS {
+        opts.check_deadline()?;
         let seed = opts.seed.wrapping_add(k);
         let fresh = Fresh::<M>::new(opts, seed)?;
         samples.push(measure(&fresh.model, &fresh.batch)?);

@@ -27,6 +27,7 @@
 //! Training uses AdamW without weight decay at `Options::learning_rate` for up to
 //! `Options::steps` steps, stopping early once the batch is memorised.
 
+use super::buffers;
 use super::fresh::{restoring, Fresh};
 use super::loss::masked_cross_entropy;
 use super::optimizer::CheckOptimizer;
@@ -34,7 +35,7 @@ use super::read::{l2_norm, loss_value, scalar};
 use super::{next_after, show_command};
 use crate::init::ParamStore;
 use crate::model::{Batch, DebugModel, Task};
-use crate::options::Options;
+use crate::options::{Options, MAX_STEPS};
 use crate::report::{CheckId, Finding, Series, Status};
 use candle_core::{Result, Tensor, Var};
 
@@ -114,7 +115,10 @@ fn run<M: DebugModel>(
     opts: &Options,
 ) -> Result<Finding> {
     let classifies = M::task() != Task::Regression;
-    let vars = params.vars();
+    // Buffers (BatchNorm's running statistics) are not trained: the optimizer never sees them
+    // and the update ratio leaves them out.
+    let split = buffers::split(model, params, batch)?;
+    let vars = split.param_vars();
     let trainable = vars.iter().filter(|v| v.dtype().is_float()).count();
     if trainable == 0 {
         return Ok(Finding::new(
@@ -125,14 +129,16 @@ fn run<M: DebugModel>(
         .next(opts.check_command(CheckId::GradFlow)));
     }
     let mut opt = CheckOptimizer::new(vars, opts.learning_rate)?;
-    let mut losses: Vec<f64> = Vec::with_capacity(opts.steps + 1);
+    let total = opts.steps.max(1);
+    // One loss per step; the capacity is only a hint, so a huge `steps` cannot ask for it all.
+    let mut losses: Vec<f64> = Vec::with_capacity(total.min(MAX_STEPS).saturating_add(1));
     let mut start_ce = None;
     let mut end_ce = None;
-    let total = opts.steps.max(1);
-    let weights: Vec<(String, Var)> = params
-        .named()
-        .into_iter()
+    let weights: Vec<(String, Var)> = split
+        .params
+        .iter()
         .filter(|(_, v)| v.dtype().is_float() && v.rank() >= 2)
+        .cloned()
         .collect();
     let before = weights
         .iter()
@@ -140,6 +146,7 @@ fn run<M: DebugModel>(
         .collect::<Result<Vec<_>>>()?;
     let mut updates = Vec::new();
     for step in 0..=total {
+        opts.check_deadline()?;
         let output = model.forward(&batch.input, true)?;
         let loss = model.loss(&output, &batch.targets)?;
         let value = loss_value(&loss)?;
@@ -301,7 +308,7 @@ fn judge(
         Some(Why::Slow) => format!(
             "{} --steps {}",
             opts.check_command(ID),
-            5 * opts.steps.max(1)
+            opts.steps.max(1).saturating_mul(5).min(MAX_STEPS)
         ),
         _ => show_command(ID),
     };
