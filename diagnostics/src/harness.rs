@@ -11,7 +11,7 @@
 //! Not for: locating, generating or building the harness crate (that is the CLI's job).
 
 use crate::model::{Batch, DebugModel};
-use crate::options::{Options, Progress, ProgressEvent};
+use crate::options::{Deadline, Options, Progress, ProgressEvent, MAX_STEPS, MAX_TIMEOUT_S};
 use crate::report::{CheckId, Finding, Report, Status};
 use crate::rng::SeededRng;
 use candle_core::{Device, Tensor};
@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The version of the request/report conversation between the CLI and a harness.
 pub const PROTOCOL: u32 = 1;
@@ -45,6 +46,10 @@ pub struct Request {
     pub seed: u64,
     /// Optimizer steps for the checks that train; `None` keeps the library default.
     pub steps: Option<usize>,
+    /// Seconds the checks may take ([`Options::deadline`]); `None` = no limit. Added without a
+    /// protocol change: a harness that does not know it ignores it (the CLI still kills it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
 }
 
 /// One progress line: where a harness is.
@@ -137,7 +142,20 @@ pub fn options_for(request: &Request) -> Result<Options, String> {
         ..Options::default()
     };
     if let Some(steps) = request.steps {
+        if !(1..=MAX_STEPS).contains(&steps) {
+            return Err(format!(
+                "steps: {steps} is out of range; the checks take 1 to {MAX_STEPS} steps"
+            ));
+        }
         opts.steps = steps;
+    }
+    if let Some(seconds) = request.timeout_s {
+        if !(1..=MAX_TIMEOUT_S).contains(&seconds) {
+            return Err(format!(
+                "timeout: {seconds} s is out of range; 1 to {MAX_TIMEOUT_S} s"
+            ));
+        }
+        opts.deadline = Some(Deadline::after(Duration::from_secs(seconds)));
     }
     Ok(opts)
 }

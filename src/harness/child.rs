@@ -33,6 +33,8 @@ pub struct RunPlan<'a> {
     /// Where the child writes the report (removed first, so a stale one is never read).
     pub report_path: PathBuf,
     pub cwd: &'a Path,
+    /// `--timeout`: the harness stops its checks at this point itself; it is killed
+    /// [`super::TIMEOUT_GRACE`] later if it has not exited.
     pub timeout: Duration,
     /// Draw progress on stderr.
     pub progress: bool,
@@ -71,7 +73,7 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
     let outcome = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Outcome::Exited(status),
-            Ok(None) if started.elapsed() >= plan.timeout => {
+            Ok(None) if started.elapsed() >= plan.timeout + super::TIMEOUT_GRACE => {
                 kill_group(child.id());
                 let _ = child.kill();
                 let _ = child.wait();
@@ -103,7 +105,7 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
     }
     let why = match outcome {
         Outcome::TimedOut => format!(
-            "the model did not finish within {} s (--timeout) and was stopped",
+            "timed out after {}s (--timeout) and was stopped: the model did not finish",
             plan.timeout.as_secs()
         ),
         Outcome::Exited(status) => format!(

@@ -127,8 +127,10 @@ fn run<M: DebugModel>(
         )
         .metric("params", params.len() as f64)
         .metric("params_without_grad", params.len() as f64)
-        .metric("buffers", split.buffers.len() as f64)
         .next(show_command(ID));
+        if !split.buffers.is_empty() {
+            f = f.metric("buffers", split.buffers.len() as f64);
+        }
         f.details = cut_lines(&cuts);
         f.details.extend(buffer_lines(&split));
         return Ok(f);
@@ -330,12 +332,15 @@ fn judge(rows: &[ParamGrad], cuts: &[String], split: &Split, opts: &Options) -> 
     let summary = format!("{summary}{}", buffer_note(split));
     let mut f = Finding::new(ID, status, summary)
         .metric("params", total as f64)
-        .metric("buffers", split.buffers.len() as f64)
         .metric("params_without_grad", no_grad.len() as f64)
         .metric("params_zero_grad", zero.len() as f64)
         .metric("params_non_finite_grad", non_finite.len() as f64)
         .metric("graph_cuts", cuts.len() as f64)
         .next(next_for(ID, status, opts));
+    // Only for a model that has buffers (the metric is absent, not 0, for the others).
+    if !split.buffers.is_empty() {
+        f = f.metric("buffers", split.buffers.len() as f64);
+    }
     if let Some((_, _, r)) = layer_ratio {
         f = f.metric("first_last_ratio", r);
     }

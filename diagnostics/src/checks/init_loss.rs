@@ -103,11 +103,15 @@ fn judge(samples: &[Sample], opts: &Options, what: &str) -> Finding {
     let expected = expected_loss(classes);
     let n = samples.len() as f64;
     let mean = samples.iter().map(|s| s.loss).sum::<f64>() / n;
-    let lo = samples.iter().map(|s| s.loss).fold(f64::INFINITY, f64::min);
-    let hi = samples
-        .iter()
-        .map(|s| s.loss)
-        .fold(f64::NEG_INFINITY, f64::max);
+    // A NaN loss makes the range NaN (`f64::min`/`max` would skip it and report ±inf).
+    let extreme = |pick: fn(f64, f64) -> f64| {
+        samples
+            .iter()
+            .map(|s| s.loss)
+            .reduce(|a, b| if a.is_nan() || b.is_nan() { f64::NAN } else { pick(a, b) })
+            .unwrap_or(f64::NAN)
+    };
+    let (lo, hi) = (extreme(f64::min), extreme(f64::max));
     let logit_std = samples.iter().map(|s| s.logit_std).sum::<f64>() / n;
     let ratio = mean / expected;
     let count = if what == "model" {

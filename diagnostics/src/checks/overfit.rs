@@ -210,7 +210,13 @@ fn judge(
     let steps = losses.len() - 1;
     let first = losses[0];
     let tail = &losses[losses.len().saturating_sub(OVERFIT_TAIL)..];
-    let last = tail.iter().copied().fold(f64::INFINITY, f64::min);
+    // NaN only when the whole tail is NaN (`f64::min` would skip it and leave +inf).
+    let last = tail
+        .iter()
+        .copied()
+        .filter(|l| !l.is_nan())
+        .reduce(f64::min)
+        .unwrap_or(f64::NAN);
     let ratio = last / first;
     let bad_step = losses.iter().position(|l| !l.is_finite());
     let update = updates.get(updates.len() / 2).map(|u| u.1);
