@@ -540,6 +540,44 @@ mod tests {
     }
 
     #[test]
+    fn requests_out_of_range_are_refused_and_a_timeout_becomes_a_deadline() {
+        let request = |steps, timeout_s| Request {
+            protocol: PROTOCOL,
+            model: "crate::Net".into(),
+            checks: vec![CheckId::Overfit],
+            device: "cpu".into(),
+            seed: 0,
+            steps,
+            timeout_s,
+        };
+        let e = options_for(&request(Some(usize::MAX), None)).unwrap_err();
+        assert!(e.contains("the checks take 1 to 100000 steps"), "{e}");
+        let e = options_for(&request(None, Some(0))).unwrap_err();
+        assert!(e.contains("1 to 86400 s"), "{e}");
+        let opts = options_for(&request(Some(7), Some(60))).unwrap();
+        assert_eq!(opts.steps, 7);
+        assert_eq!(opts.deadline.unwrap().limit().as_secs(), 60);
+        // A request from a CLI that does not send a timeout still reads.
+        let old = r#"{"protocol":1,"model":"m","checks":[],"device":"cpu","seed":0,"steps":null}"#;
+        assert_eq!(serde_json::from_str::<Request>(old).unwrap().timeout_s, None);
+    }
+
+    #[test]
+    fn a_nan_loss_in_a_progress_line_reads_back() {
+        let line = ProgressLine {
+            check: CheckId::Overfit,
+            index: 0,
+            step: 3,
+            total: 9,
+            loss: Some(f64::NAN),
+        };
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(text.contains(r#""loss":"NaN""#), "{text}");
+        let back: ProgressLine = serde_json::from_str(&text).unwrap();
+        assert!(back.loss.unwrap().is_nan());
+    }
+
+    #[test]
     fn devices_parse_and_bad_ones_are_named() {
         assert!(matches!(parse_device("cpu"), Ok(Device::Cpu)));
         let e = parse_device("tpu").unwrap_err();

@@ -225,3 +225,17 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
     f.next = next_for(ID, status, opts);
     Ok(f)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::moved_by;
+
+    #[test]
+    fn an_output_that_turns_nan_or_infinite_has_moved() {
+        assert_eq!(moved_by(1.0, 1.5), 0.5);
+        assert_eq!(moved_by(1.0, f32::NAN), f64::INFINITY);
+        assert_eq!(moved_by(f32::INFINITY, f32::INFINITY), 0.0);
+        assert_eq!(moved_by(f32::INFINITY, f32::NEG_INFINITY), f64::INFINITY);
+        assert_eq!(moved_by(f32::NAN, f32::NAN), f64::INFINITY);
+    }
+}

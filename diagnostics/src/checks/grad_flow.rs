@@ -305,29 +305,7 @@ fn judge(rows: &[ParamGrad], cuts: &[String], split: &Split, opts: &Options) -> 
             ),
         )
     } else {
-        match layer_ratio {
-            Some((first, last, r)) if r < GRAD_VANISH_RATIO => (
-                Status::Fail,
-                format!("vanishing gradients: the first layer's gradient ({first}) is {r:.1e}x the last hidden layer's ({last})"),
-            ),
-            Some((first, last, r)) if r > GRAD_EXPLODE_RATIO => (
-                Status::Fail,
-                format!("exploding gradients: the first layer's gradient ({first}) is {r:.1e}x the last hidden layer's ({last})"),
-            ),
-            Some((first, last, r)) if r < GRAD_VANISH_WARN_RATIO => (
-                Status::Warn,
-                format!("gradients shrink towards the input: the first layer's ({first}) is {r:.1e}x the last hidden layer's ({last})"),
-            ),
-            _ => (
-                Status::Pass,
-                format!(
-                    "all {total} parameters get finite, non-zero gradients{}",
-                    layer_ratio
-                        .map(|(_, _, r)| format!(" (first/last hidden layer gradient ratio {r:.2})"))
-                        .unwrap_or_default()
-                ),
-            ),
-        }
+        ratio_verdict(layer_ratio, total)
     };
     let summary = format!("{summary}{}", buffer_note(split));
     let mut f = Finding::new(ID, status, summary)
@@ -357,9 +335,42 @@ fn judge(rows: &[ParamGrad], cuts: &[String], split: &Split, opts: &Options) -> 
     f.details = cut_lines(cuts);
     f.details.extend(rows.iter().map(row_line));
     f.details.extend(buffer_lines(split));
-    // Every parameter gets a point, so the profile shows the dead ones too. Points stay finite
-    // (the report is JSON): a gradient that is all zero, non-finite or absent is drawn at 0 and
-    // its label says which.
+    f.series.push(profile(rows));
+    f
+}
+
+/// The verdict from the first/last hidden layer gradient ratio, once every parameter has a
+/// finite, non-zero gradient.
+fn ratio_verdict(layer_ratio: Option<(&str, &str, f64)>, total: usize) -> (Status, String) {
+    match layer_ratio {
+        Some((first, last, r)) if r < GRAD_VANISH_RATIO => (
+            Status::Fail,
+            format!("vanishing gradients: the first layer's gradient ({first}) is {r:.1e}x the last hidden layer's ({last})"),
+        ),
+        Some((first, last, r)) if r > GRAD_EXPLODE_RATIO => (
+            Status::Fail,
+            format!("exploding gradients: the first layer's gradient ({first}) is {r:.1e}x the last hidden layer's ({last})"),
+        ),
+        Some((first, last, r)) if r < GRAD_VANISH_WARN_RATIO => (
+            Status::Warn,
+            format!("gradients shrink towards the input: the first layer's ({first}) is {r:.1e}x the last hidden layer's ({last})"),
+        ),
+        _ => (
+            Status::Pass,
+            format!(
+                "all {total} parameters get finite, non-zero gradients{}",
+                layer_ratio
+                    .map(|(_, _, r)| format!(" (first/last hidden layer gradient ratio {r:.2})"))
+                    .unwrap_or_default()
+            ),
+        ),
+    }
+}
+
+/// The gradient profile: one point per parameter, so the dead ones show too. A gradient that
+/// is all zero, non-finite or absent is drawn at 0 (nothing to draw on a log axis) and its
+/// label says which.
+fn profile(rows: &[ParamGrad]) -> Series {
     let (points, labels) = rows
         .iter()
         .enumerate()
@@ -373,14 +384,13 @@ fn judge(rows: &[ParamGrad], cuts: &[String], split: &Split, opts: &Options) -> 
             ([i as f64, value], label)
         })
         .unzip();
-    f.series.push(Series {
+    Series {
         name: "grad_norm".to_string(),
         x_label: "parameter".to_string(),
         y_label: "gradient L2 norm".to_string(),
         points,
         labels,
-    });
-    f
+    }
 }
 
 fn row_line(r: &ParamGrad) -> String {
