@@ -4,8 +4,11 @@
 //! wrappers, no zoo helpers).
 
 use candle_core::{DType, Device, Module, ModuleT, Result, Tensor};
-use candle_nn::{batch_norm, linear, BatchNorm, BatchNormConfig, Embedding, Linear, VarBuilder};
-use candle_nn::{VarMap, Init};
+use candle_nn::{
+    batch_norm, conv2d, linear, BatchNorm, BatchNormConfig, Conv2d, Conv2dConfig, Embedding, Init,
+    Linear, VarBuilder, VarMap,
+};
+use mldebug_diagnostics::zoo::data;
 use mldebug_diagnostics::checks::{buffers, grad_flow, overfit, Fresh};
 use mldebug_diagnostics::harness::classification_batch;
 use mldebug_diagnostics::{
@@ -252,5 +255,92 @@ fn overfit_on_puts_the_running_statistics_back() -> Result<()> {
     // A training forward on its own does move them (so the restore above did something).
     model.forward(&batch.input, true)?;
     assert_ne!(model.bn.running_mean().to_vec1::<f32>()?, mean0);
+    Ok(())
+}
+
+/// A batch-norm CNN fed raw 0-255 pixels: the batch norm after the first convolution makes
+/// training see normalised activations, so the loss at init is near ln C; in evaluation mode
+/// the running statistics (not estimated yet) would leave the activations in the hundreds.
+struct RawPixelsBnCnn {
+    conv: Conv2d,
+    bn: BatchNorm,
+    fc: Linear,
+}
+
+impl DebugModel for RawPixelsBnCnn {
+    fn build(vb: VarBuilder) -> Result<Self> {
+        let cfg = Conv2dConfig {
+            padding: 1,
+            ..Default::default()
+        };
+        Ok(RawPixelsBnCnn {
+            conv: conv2d(1, 8, 3, cfg, vb.pp("conv"))?,
+            bn: batch_norm(8, BatchNormConfig::default(), vb.pp("bn"))?,
+            fc: linear(8 * 8 * 8, 4, vb.pp("fc"))?,
+        })
+    }
+    fn batch(device: &Device, seed: u64) -> Result<Batch> {
+        Ok(Batch {
+            input: data::pixels(seed, &[32, 1, 8, 8], device)?,
+            targets: data::balanced_labels(seed, 32, 4, device)?,
+        })
+    }
+    fn forward(&self, input: &Tensor, train: bool) -> Result<Tensor> {
+        let h = self.bn.forward_t(&self.conv.forward(input)?, train)?.relu()?;
+        self.fc.forward(&h.flatten_from(1)?)
+    }
+}
+
+#[test]
+fn init_loss_measures_the_loss_training_sees_not_unestimated_running_statistics() {
+    for seed in 0..3 {
+        let opts = Options {
+            seed,
+            ..Options::default()
+        };
+        let report = run_checks::<RawPixelsBnCnn>(&CheckId::ALL, &opts);
+        for f in &report.checks {
+            assert!(
+                matches!(f.status, Status::Pass | Status::Warn),
+                "seed {seed} {}: {}: {}",
+                f.check,
+                f.status,
+                f.summary
+            );
+        }
+    }
+}
+
+/// An integer variable (a step counter kept in the VarBuilder) is a buffer, not a parameter
+/// without a gradient.
+struct WithCounter {
+    net: BnNet,
+    _steps: Tensor,
+}
+
+impl DebugModel for WithCounter {
+    fn build(vb: VarBuilder) -> Result<Self> {
+        Ok(WithCounter {
+            net: BnNet::build(vb.clone())?,
+            _steps: vb.get_with_hints_dtype(1, "steps", Init::Const(0.0), DType::U32)?,
+        })
+    }
+    fn batch(device: &Device, seed: u64) -> Result<Batch> {
+        BnNet::batch(device, seed)
+    }
+    fn forward(&self, input: &Tensor, train: bool) -> Result<Tensor> {
+        self.net.forward(input, train)
+    }
+}
+
+#[test]
+fn an_integer_variable_is_a_buffer() -> Result<()> {
+    let f = grad_flow::grad_flow::<WithCounter>(&Options::default())?;
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
+    assert_eq!(f.metrics["buffers"], 3.0);
+    assert!(f
+        .details
+        .iter()
+        .any(|d| d == "steps [1]: buffer: integer values, cannot be trained"));
     Ok(())
 }

@@ -13,7 +13,8 @@
 //!    `BatchNorm` statistics (1-D and 2-D, with or without the affine weight and bias) and any
 //!    state a model updates the same way, whatever it is called;
 //! 2. **declared**: a variable the model names in [`DebugModel::buffers`] (a frozen embedding, a
-//!    statistic the training pass never writes) is a buffer whatever it does.
+//!    statistic the training pass never writes) is a buffer whatever it does;
+//! 3. **integer**: a variable of an integer dtype has nothing to differentiate.
 //!
 //! Everything else is a parameter, including a variable the forward never touches and the loss
 //! never reaches: that is an unused or detached weight, a real finding (grad-flow fails it).
@@ -32,6 +33,8 @@ pub enum BufferKind {
     Written,
     /// The model lists it in [`DebugModel::buffers`].
     Declared,
+    /// Integer values (a step counter, token ids kept as a variable): nothing to differentiate.
+    Integer,
 }
 
 impl BufferKind {
@@ -40,6 +43,7 @@ impl BufferKind {
         match self {
             BufferKind::Written => "buffer: written by the forward pass, not trained",
             BufferKind::Declared => "buffer: declared by the model (DebugModel::buffers), not trained",
+            BufferKind::Integer => "buffer: integer values, cannot be trained",
         }
     }
 }
@@ -88,6 +92,8 @@ pub fn split<M: DebugModel>(model: &M, store: &ParamStore, batch: &Batch) -> Res
     for (name, var) in named {
         if declared(&name, &declared_names) {
             out.buffers.push((name, var, BufferKind::Declared));
+        } else if !var.dtype().is_float() {
+            out.buffers.push((name, var, BufferKind::Integer));
         } else if written.contains(&var.id()) {
             out.buffers.push((name, var, BufferKind::Written));
         } else {
