@@ -344,3 +344,26 @@ fn an_integer_variable_is_a_buffer() -> Result<()> {
         .any(|d| d == "steps [1]: buffer: integer values, cannot be trained"));
     Ok(())
 }
+
+#[test]
+fn batch_norm_on_4d_input_without_affine_passes_every_check() {
+    use mldebug_diagnostics::zoo::batch_norm::BnCnn;
+    for seed in 0..5 {
+        let opts = Options {
+            seed,
+            ..Options::default()
+        };
+        let report = run_checks::<BnCnn<false>>(&CheckId::ALL, &opts);
+        for f in &report.checks {
+            assert!(
+                matches!(f.status, Status::Pass | Status::Warn),
+                "seed {seed} {}: {}: {}",
+                f.check,
+                f.status,
+                f.summary
+            );
+        }
+        let flow = report.finding(CheckId::GradFlow).unwrap();
+        assert_eq!(flow.metrics["buffers"], 4.0, "{}", flow.summary);
+    }
+}

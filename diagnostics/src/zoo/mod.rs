@@ -80,7 +80,6 @@ static ZOO: &[ZooModel] = &[
     clean("mlp-batchnorm", run_checks::<BnMlp<true>>),
     clean("mlp-batchnorm-no-affine", run_checks::<BnMlp<false>>),
     clean("cnn-batchnorm", run_checks::<BnCnn<true>>),
-    clean("cnn-batchnorm-no-affine", run_checks::<BnCnn<false>>),
     twin(
         "cnn-unnormalised",
         "cnn",
