@@ -367,3 +367,36 @@ fn batch_norm_on_4d_input_without_affine_passes_every_check() {
         assert_eq!(flow.metrics["buffers"], 4.0, "{}", flow.summary);
     }
 }
+
+/// The same network through `debug_model!`, its train/eval forward named with `forward_t`.
+struct MacroBnNet(BnNet);
+
+impl MacroBnNet {
+    fn new(vb: VarBuilder) -> Result<Self> {
+        Ok(MacroBnNet(BnNet::build(vb)?))
+    }
+    fn forward_t(&self, xs: &Tensor, train: bool) -> Result<Tensor> {
+        self.0.forward(xs, train)
+    }
+}
+
+mldebug_diagnostics::debug_model!(
+    MacroBnNet,
+    new = MacroBnNet::new,
+    input = [32, 20],
+    classes = 4,
+    forward_t = MacroBnNet::forward_t,
+);
+
+#[test]
+fn debug_model_passes_the_training_flag_with_forward_t() -> Result<()> {
+    let fresh = Fresh::<MacroBnNet>::new(&Options::default(), 0)?;
+    let mean0 = fresh.model.0.bn.running_mean().to_vec1::<f32>()?;
+    DebugModel::forward(&fresh.model, &fresh.batch.input, false)?;
+    assert_eq!(fresh.model.0.bn.running_mean().to_vec1::<f32>()?, mean0, "eval");
+    DebugModel::forward(&fresh.model, &fresh.batch.input, true)?;
+    assert_ne!(fresh.model.0.bn.running_mean().to_vec1::<f32>()?, mean0, "train");
+    let report = run_checks::<MacroBnNet>(&CheckId::ALL, &Options::default());
+    assert!(report.checks.iter().all(|f| f.status != Status::Fail && f.status != Status::Error));
+    Ok(())
+}
