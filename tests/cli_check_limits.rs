@@ -20,8 +20,14 @@ fn steps_out_of_range_are_a_usage_error_naming_the_flag_and_the_range() {
     for (cmd, bad) in [
         (&["check", "overfit", "--model", "zoo::mlp"][..], "0"),
         (&["check", "overfit", "--model", "zoo::mlp"][..], "100001"),
-        (&["check", "overfit", "--model", "zoo::mlp-zero-init"][..], "18446744073709551615"),
-        (&["check", "overfit", "--model", "crate::Net"][..], "18446744073709551616"),
+        (
+            &["check", "overfit", "--model", "zoo::mlp-zero-init"][..],
+            "18446744073709551615",
+        ),
+        (
+            &["check", "overfit", "--model", "crate::Net"][..],
+            "18446744073709551616",
+        ),
         (&["demo"][..], "1000000"),
     ] {
         let mut args = cmd.to_vec();

@@ -130,13 +130,20 @@ fn a_loss_that_becomes_nan_is_a_failed_check_with_a_readable_report() {
     assert_eq!(r.schema_version, 2);
     let overfit = r.finding(mldebug_diagnostics::CheckId::Overfit).unwrap();
     assert_eq!(overfit.status.as_str(), "fail", "{}", overfit.summary);
-    assert!(overfit.summary.starts_with("numerics"), "{}", overfit.summary);
+    assert!(
+        overfit.summary.starts_with("numerics"),
+        "{}",
+        overfit.summary
+    );
     assert!(
         overfit.series[0].points.iter().any(|p| !p[1].is_finite()),
         "the NaN survives: {:?}",
         overfit.series[0].points
     );
-    assert!(text.contains("\"NaN\"") || text.contains("\"inf\""), "{text}");
+    assert!(
+        text.contains("\"NaN\"") || text.contains("\"inf\""),
+        "{text}"
+    );
 }
 
 #[test]
@@ -169,7 +176,9 @@ fn timeout_stops_the_harness_checks_and_keeps_the_verdicts_before_it() {
     assert_eq!(overfit.1, "error", "{overfit:?}");
     // Stopped by the harness itself (the report is its own), not killed by the CLI.
     assert!(
-        overfit.2.starts_with("\"timed out after 2s (--timeout) and was stopped\""),
+        overfit
+            .2
+            .starts_with("\"timed out after 2s (--timeout) and was stopped\""),
         "{overfit:?}"
     );
     let init = found.iter().find(|(c, _, _)| c == "init-loss").unwrap();

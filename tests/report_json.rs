@@ -74,7 +74,10 @@ fn every_zoo_model_reads_back_exactly_as_the_harness_wrote_it() {
         let statuses = |r: &Report| r.checks.iter().map(|f| f.status).collect::<Vec<_>>();
         assert_eq!(statuses(&report), statuses(&back), "{}", model.name);
     }
-    assert!(non_finite > 0, "the zoo's NaN twins give non-finite numbers");
+    assert!(
+        non_finite > 0,
+        "the zoo's NaN twins give non-finite numbers"
+    );
 }
 
 /// A log-sum-exp written by hand without subtracting the max, on large logits: `exp`
@@ -110,7 +113,11 @@ fn a_loss_that_overflows_keeps_its_nan_and_inf_through_the_json() {
     assert!(!init.metrics["loss"].is_finite(), "{:?}", init.metrics);
     let overfit = report.finding(CheckId::Overfit).unwrap();
     assert_eq!(overfit.status, Status::Fail, "{}", overfit.summary);
-    assert!(overfit.summary.starts_with("numerics"), "{}", overfit.summary);
+    assert!(
+        overfit.summary.starts_with("numerics"),
+        "{}",
+        overfit.summary
+    );
     assert!(
         overfit.series[0].points.iter().any(|p| !p[1].is_finite()),
         "{:?}",
@@ -130,7 +137,13 @@ fn a_loss_that_overflows_keeps_its_nan_and_inf_through_the_json() {
 #[test]
 fn the_clis_json_is_the_harness_json() {
     let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
-        .args(["--json", "check", "all", "--model", "zoo::tiny-gpt-mask-times-inf"])
+        .args([
+            "--json",
+            "check",
+            "all",
+            "--model",
+            "zoo::tiny-gpt-mask-times-inf",
+        ])
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));

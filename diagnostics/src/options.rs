@@ -38,7 +38,9 @@ impl Deadline {
     pub fn after(limit: Duration) -> Deadline {
         let now = Instant::now();
         Deadline {
-            at: now.checked_add(limit).unwrap_or(now + Duration::from_secs(MAX_TIMEOUT_S)),
+            at: now
+                .checked_add(limit)
+                .unwrap_or(now + Duration::from_secs(MAX_TIMEOUT_S)),
             limit,
         }
     }

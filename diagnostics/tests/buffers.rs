@@ -8,9 +8,9 @@ use candle_nn::{
     batch_norm, conv2d, linear, BatchNorm, BatchNormConfig, Conv2d, Conv2dConfig, Embedding, Init,
     Linear, VarBuilder, VarMap,
 };
-use mldebug_diagnostics::zoo::data;
 use mldebug_diagnostics::checks::{buffers, grad_flow, overfit, Fresh};
 use mldebug_diagnostics::harness::classification_batch;
+use mldebug_diagnostics::zoo::data;
 use mldebug_diagnostics::{
     run_checks, Batch, CheckId, DebugModel, Options, ParamStore, Progress, Status,
 };
@@ -70,7 +70,10 @@ fn a_users_batchnorm_mlp_passes_every_check_and_lists_its_buffers() {
         );
         for b in ["bn.running_mean [64]", "bn.running_var [64]"] {
             let row = flow.details.iter().find(|d| d.starts_with(b)).expect(b);
-            assert!(row.ends_with("buffer: written by the forward pass, not trained"), "{row}");
+            assert!(
+                row.ends_with("buffer: written by the forward pass, not trained"),
+                "{row}"
+            );
         }
         // Buffers are not drawn as parameters without a gradient.
         assert!(flow.series[0].labels.iter().all(|l| !l.contains("running")));
@@ -86,11 +89,22 @@ fn the_split_finds_the_running_statistics_and_puts_them_back() -> Result<()> {
     let params: Vec<&str> = split.params.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         params,
-        ["bn.bias", "bn.weight", "fc1.bias", "fc1.weight", "fc2.bias", "fc2.weight"]
+        [
+            "bn.bias",
+            "bn.weight",
+            "fc1.bias",
+            "fc1.weight",
+            "fc2.bias",
+            "fc2.weight"
+        ]
     );
     // The probing forward wrote the statistics; they are back at their initial values.
     for (name, var) in fresh.params.named() {
-        let was = before.value(&name).unwrap().flatten_all()?.to_vec1::<f32>()?;
+        let was = before
+            .value(&name)
+            .unwrap()
+            .flatten_all()?
+            .to_vec1::<f32>()?;
         assert_eq!(var.flatten_all()?.to_vec1::<f32>()?, was, "{name}");
     }
     Ok(())
@@ -139,7 +153,14 @@ struct Frozen<const DECLARED: bool> {
 
 impl<const DECLARED: bool> DebugModel for Frozen<DECLARED> {
     fn build(vb: VarBuilder) -> Result<Self> {
-        let table = vb.get_with_hints((10, 16), "embed.weight", Init::Randn { mean: 0.0, stdev: 1.0 })?;
+        let table = vb.get_with_hints(
+            (10, 16),
+            "embed.weight",
+            Init::Randn {
+                mean: 0.0,
+                stdev: 1.0,
+            },
+        )?;
         Ok(Frozen {
             embed: Embedding::new(table.detach(), 16),
             head: linear(16, 10, vb.pp("head"))?,
@@ -169,12 +190,18 @@ impl<const DECLARED: bool> DebugModel for Frozen<DECLARED> {
 fn a_frozen_embedding_fails_unless_the_model_declares_it() -> Result<()> {
     let undeclared = grad_flow::grad_flow::<Frozen<false>>(&Options::default())?;
     assert_eq!(undeclared.status, Status::Fail, "{}", undeclared.summary);
-    assert!(undeclared.summary.contains("no gradient: embed.weight"), "{}", undeclared.summary);
+    assert!(
+        undeclared.summary.contains("no gradient: embed.weight"),
+        "{}",
+        undeclared.summary
+    );
 
     let declared = grad_flow::grad_flow::<Frozen<true>>(&Options::default())?;
     assert_eq!(declared.status, Status::Pass, "{}", declared.summary);
-    assert!(declared.details.iter().any(|d| d
-        == "embed.weight [10, 16]: buffer: declared by the model (DebugModel::buffers), not trained"));
+    assert!(declared.details.iter().any(|d| {
+        d
+        == "embed.weight [10, 16]: buffer: declared by the model (DebugModel::buffers), not trained"
+    }));
     Ok(())
 }
 
@@ -198,7 +225,11 @@ impl DebugModel for FrozenInGraph {
         self.head.forward(&self.frozen.forward(input)?.relu()?)
     }
     fn buffers() -> Vec<String> {
-        vec!["frozen.weight".into(), "frozen.bias".into(), "typo.weight".into()]
+        vec![
+            "frozen.weight".into(),
+            "frozen.bias".into(),
+            "typo.weight".into(),
+        ]
     }
 }
 
@@ -230,14 +261,23 @@ fn the_optimizer_steps_parameters_only_and_overfit_on_restores_buffers() -> Resu
     overfit::overfit_on(&model, &store, &batch, &opts)?;
     let seen = seen.lock().unwrap();
     assert!(seen.len() >= 3, "{seen:?}");
-    assert!(seen.iter().all(|&(_, frozen_same, _)| frozen_same), "{seen:?}");
-    assert!(seen.iter().skip(1).all(|&(_, _, head_same)| !head_same), "{seen:?}");
+    assert!(
+        seen.iter().all(|&(_, frozen_same, _)| frozen_same),
+        "{seen:?}"
+    );
+    assert!(
+        seen.iter().skip(1).all(|&(_, _, head_same)| !head_same),
+        "{seen:?}"
+    );
     // And everything is back afterwards.
     assert_eq!(head.flatten_all()?.to_vec1::<f32>()?, head0);
 
     let flow = grad_flow::grad_flow_on(&model, &store, &batch, &Options::default())?;
-    assert!(flow.details.iter().any(|d| d
-        == "DebugModel::buffers names `typo.weight`, which matches no variable of the model"));
+    assert!(flow
+        .details
+        .iter()
+        .any(|d| d
+            == "DebugModel::buffers names `typo.weight`, which matches no variable of the model"));
     Ok(())
 }
 
@@ -250,7 +290,11 @@ fn overfit_on_puts_the_running_statistics_back() -> Result<()> {
     let batch = BnNet::batch(&Device::Cpu, 1)?;
     let mean0 = model.bn.running_mean().to_vec1::<f32>()?;
     let f = overfit::overfit_on(&model, &store, &batch, &Options::default())?;
-    assert!(matches!(f.status, Status::Pass | Status::Warn), "{}", f.summary);
+    assert!(
+        matches!(f.status, Status::Pass | Status::Warn),
+        "{}",
+        f.summary
+    );
     assert_eq!(model.bn.running_mean().to_vec1::<f32>()?, mean0);
     // A training forward on its own does move them (so the restore above did something).
     model.forward(&batch.input, true)?;
@@ -286,7 +330,10 @@ impl DebugModel for RawPixelsBnCnn {
         })
     }
     fn forward(&self, input: &Tensor, train: bool) -> Result<Tensor> {
-        let h = self.bn.forward_t(&self.conv.forward(input)?, train)?.relu()?;
+        let h = self
+            .bn
+            .forward_t(&self.conv.forward(input)?, train)?
+            .relu()?;
         self.fc.forward(&h.flatten_from(1)?)
     }
 }
@@ -393,10 +440,21 @@ fn debug_model_passes_the_training_flag_with_forward_t() -> Result<()> {
     let fresh = Fresh::<MacroBnNet>::new(&Options::default(), 0)?;
     let mean0 = fresh.model.0.bn.running_mean().to_vec1::<f32>()?;
     DebugModel::forward(&fresh.model, &fresh.batch.input, false)?;
-    assert_eq!(fresh.model.0.bn.running_mean().to_vec1::<f32>()?, mean0, "eval");
+    assert_eq!(
+        fresh.model.0.bn.running_mean().to_vec1::<f32>()?,
+        mean0,
+        "eval"
+    );
     DebugModel::forward(&fresh.model, &fresh.batch.input, true)?;
-    assert_ne!(fresh.model.0.bn.running_mean().to_vec1::<f32>()?, mean0, "train");
+    assert_ne!(
+        fresh.model.0.bn.running_mean().to_vec1::<f32>()?,
+        mean0,
+        "train"
+    );
     let report = run_checks::<MacroBnNet>(&CheckId::ALL, &Options::default());
-    assert!(report.checks.iter().all(|f| f.status != Status::Fail && f.status != Status::Error));
+    assert!(report
+        .checks
+        .iter()
+        .all(|f| f.status != Status::Fail && f.status != Status::Error));
     Ok(())
 }

@@ -4,10 +4,10 @@
 
 use super::zoo;
 use crate::cli::Global;
+use crate::harness::DEFAULT_TIMEOUT_S;
 use crate::render::output::emit;
 use crate::render::{plot, progress, report as render_report, style::Style};
 use crate::{Error, Exit, Result};
-use crate::harness::DEFAULT_TIMEOUT_S;
 use mldebug_diagnostics::options::{Deadline, DEFAULT_STEPS, MAX_STEPS, MAX_TIMEOUT_S};
 use mldebug_diagnostics::{candle_core::Device, CheckId, Options, Report, Status};
 use std::path::PathBuf;
@@ -228,7 +228,14 @@ mod tests {
     fn steps_and_timeout_are_bounded_and_the_error_names_the_range() {
         assert_eq!(parse_steps("200"), Ok(200));
         assert_eq!(parse_steps("100000"), Ok(100_000));
-        for bad in ["0", "-3", "100001", "18446744073709551615", "99999999999999999999", "x"] {
+        for bad in [
+            "0",
+            "-3",
+            "100001",
+            "18446744073709551615",
+            "99999999999999999999",
+            "x",
+        ] {
             let e = parse_steps(bad).unwrap_err();
             assert!(e.contains("expected 1 to 100000"), "{bad}: {e}");
         }

@@ -6,7 +6,8 @@
 //! crash can be shown with the child's last words.
 
 use mldebug_diagnostics::harness::{
-    report_from_json, ProgressLine, Request, PROGRESS_PREFIX, REFUSAL_EXIT, REFUSAL_PREFIX, REPORT_ENV, REQUEST_ENV,
+    report_from_json, ProgressLine, Request, PROGRESS_PREFIX, REFUSAL_EXIT, REFUSAL_PREFIX,
+    REPORT_ENV, REQUEST_ENV,
 };
 use mldebug_diagnostics::report::SCHEMA_VERSION;
 use mldebug_diagnostics::{Finding, Report, Status};

@@ -42,7 +42,9 @@ impl BufferKind {
     pub fn describe(self) -> &'static str {
         match self {
             BufferKind::Written => "buffer: written by the forward pass, not trained",
-            BufferKind::Declared => "buffer: declared by the model (DebugModel::buffers), not trained",
+            BufferKind::Declared => {
+                "buffer: declared by the model (DebugModel::buffers), not trained"
+            }
             BufferKind::Integer => "buffer: integer values, cannot be trained",
         }
     }

@@ -115,7 +115,13 @@ fn judge(samples: &[Sample], opts: &Options, what: &str) -> Finding {
         samples
             .iter()
             .map(|s| s.loss)
-            .reduce(|a, b| if a.is_nan() || b.is_nan() { f64::NAN } else { pick(a, b) })
+            .reduce(|a, b| {
+                if a.is_nan() || b.is_nan() {
+                    f64::NAN
+                } else {
+                    pick(a, b)
+                }
+            })
             .unwrap_or(f64::NAN)
     };
     let (lo, hi) = (extreme(f64::min), extreme(f64::max));

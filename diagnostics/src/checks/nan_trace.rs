@@ -114,9 +114,12 @@ fn run<M: DebugModel>(
             break;
         }
         let grads = loss.backward()?;
-        if let Some((name, frame)) =
-            scan(&named, &[], |v| grads.get(v.as_tensor()).cloned(), "gradient")?
-        {
+        if let Some((name, frame)) = scan(
+            &named,
+            &[],
+            |v| grads.get(v.as_tensor()).cloned(),
+            "gradient",
+        )? {
             culprit = Some(Culprit {
                 step,
                 before: recorder.frames(),
@@ -126,7 +129,12 @@ fn run<M: DebugModel>(
             break;
         }
         opt.step(&grads)?;
-        if let Some((name, frame)) = scan(&named, &buffer_names, |v| Some(v.as_tensor().clone()), "parameter")? {
+        if let Some((name, frame)) = scan(
+            &named,
+            &buffer_names,
+            |v| Some(v.as_tensor().clone()),
+            "parameter",
+        )? {
             culprit = Some(Culprit {
                 step,
                 before: recorder.frames(),

@@ -435,7 +435,14 @@ mod tests {
         assert!(f.summary.starts_with("numerics"), "{}", f.summary);
         assert!(f.metrics["loss_end"].is_nan(), "{:?}", f.metrics);
         // A NaN at the end of a finite run: the last finite losses are the end.
-        let f = judge(&[2.0, 1.0, f64::NAN], &[], None, None, true, &Options::default());
+        let f = judge(
+            &[2.0, 1.0, f64::NAN],
+            &[],
+            None,
+            None,
+            true,
+            &Options::default(),
+        );
         assert_eq!(f.metrics["loss_end"], 1.0);
     }
 }

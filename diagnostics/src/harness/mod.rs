@@ -356,7 +356,10 @@ mod tests {
         assert_eq!(opts.deadline.unwrap().limit().as_secs(), 60);
         // A request from a CLI that does not send a timeout still reads.
         let old = r#"{"protocol":1,"model":"m","checks":[],"device":"cpu","seed":0,"steps":null}"#;
-        assert_eq!(serde_json::from_str::<Request>(old).unwrap().timeout_s, None);
+        assert_eq!(
+            serde_json::from_str::<Request>(old).unwrap().timeout_s,
+            None
+        );
     }
 
     #[test]

@@ -198,7 +198,10 @@ mod tests {
             assert!(same(back.one, v), "{v} -> {text} -> {}", back.one);
             assert!(same(back.maybe.unwrap(), v), "{text}");
             assert!(same(back.metrics["m"], v), "{text}");
-            assert!(same(back.points[0][0], v) && same(back.points[0][1], v), "{text}");
+            assert!(
+                same(back.points[0][0], v) && same(back.points[0][1], v),
+                "{text}"
+            );
         }
     }
 

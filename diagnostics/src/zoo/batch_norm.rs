@@ -39,9 +39,7 @@ struct Block<L> {
 
 impl<L: Module> Block<L> {
     fn forward(&self, x: &Tensor, train: bool) -> Result<Tensor> {
-        self.norm
-            .forward_t(&self.layer.forward(x)?, train)?
-            .relu()
+        self.norm.forward_t(&self.layer.forward(x)?, train)?.relu()
     }
 }
 
@@ -64,7 +62,13 @@ impl<const AFFINE: bool> DebugModel for BnMlp<AFFINE> {
             .collect::<Result<_>>()?;
         Ok(BnMlp {
             hidden,
-            head: head(mlp::HIDDEN, mlp::CLASSES, true, HEAD_INIT_STD, vb.pp("head"))?,
+            head: head(
+                mlp::HIDDEN,
+                mlp::CLASSES,
+                true,
+                HEAD_INIT_STD,
+                vb.pp("head"),
+            )?,
         })
     }
 
