@@ -34,6 +34,11 @@ impl Error {
         )
     }
 
+    /// An operating-system I/O failure on output or working files (exit 74): `what` says which.
+    pub fn io(what: impl fmt::Display, e: &std::io::Error) -> Self {
+        Error::new(Exit::Io, format!("{what}: {e}"))
+    }
+
     /// A bug in mldebug (exit 70).
     pub fn internal(message: impl Into<String>) -> Self {
         Error::new(Exit::Internal, message)

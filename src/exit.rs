@@ -15,6 +15,10 @@ pub enum Exit {
     ModelError = 4,
     /// A bug in mldebug itself.
     Internal = 70,
+    /// Reading or writing failed at the operating-system level: stdout or an output file could
+    /// not be written (a full disk, `> /dev/full`), or a lock or file in the build directory
+    /// could not be made. Not a bug and not bad input (sysexits' EX_IOERR).
+    Io = 74,
 }
 
 impl Exit {

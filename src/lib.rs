@@ -9,6 +9,7 @@
 //!
 //! The diagnostics themselves live in the `mldebug-diagnostics` crate.
 
+pub mod atomic_file;
 pub mod catalog;
 pub mod cli;
 pub mod commands;

@@ -7,7 +7,7 @@
 //! contents change, so an unchanged second run rebuilds nothing.
 
 use super::locate::UserCrate;
-use crate::{Error, Exit, Result};
+use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 use toml::{Table, Value};
 
@@ -44,9 +44,9 @@ pub fn generate(spec: &Spec) -> Result<Harness> {
     let manifest = manifest(spec, &name)?;
     let main_rs = dir.join("main.rs");
     let io = |p: &Path, e: std::io::Error| {
-        Error::new(
-            Exit::Internal,
-            format!("{}: cannot write the harness: {e}", p.display()),
+        Error::io(
+            format_args!("{}: cannot write the harness", p.display()),
+            &e,
         )
     };
     std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;

@@ -137,9 +137,9 @@ fn lock(dir: &std::path::Path) -> Result<std::fs::File> {
         .truncate(false)
         .write(true)
         .open(&path)
-        .map_err(|e| Error::internal(format!("{}: {e}", path.display())))?;
+        .map_err(|e| Error::io(path.display(), &e))?;
     file.lock()
-        .map_err(|e| Error::internal(format!("{}: cannot lock: {e}", path.display())))?;
+        .map_err(|e| Error::io(format_args!("{}: cannot lock", path.display()), &e))?;
     Ok(file)
 }
 

@@ -10,6 +10,6 @@ pub fn emit(text: &str) -> Result<()> {
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(Error::internal(format!("writing to stdout: {e}"))),
+        Err(e) => Err(Error::io("writing to stdout", &e)),
     }
 }

@@ -40,8 +40,12 @@ pub fn write_plots(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::input(dir, "--plot", format!("cannot create the directory: {e}")))?;
     for (path, text) in &plots {
-        std::fs::write(path, text)
-            .map_err(|e| Error::input(path, "--plot", format!("cannot write the plot: {e}")))?;
+        crate::atomic_file::write(path, text.as_bytes()).map_err(|e| {
+            Error::io(
+                format_args!("{}: cannot write the plot", path.display()),
+                &e,
+            )
+        })?;
     }
     Ok(plots.into_iter().map(|(p, _)| p).collect())
 }

@@ -44,11 +44,15 @@ pub fn render(c: &Comparison) -> Result<String> {
     Ok(svg)
 }
 
-/// Render and write the plot to `path` (one write; nothing on failure).
+/// Render and write the plot to `path`: the whole file or nothing (exit 74 on a write error).
 pub fn write(c: &Comparison, path: &Path) -> Result<()> {
     let svg = render(c)?;
-    std::fs::write(path, svg)
-        .map_err(|e| Error::usage(format!("{}: cannot write the plot: {e}", path.display())))
+    crate::atomic_file::write(path, svg.as_bytes()).map_err(|e| {
+        Error::io(
+            format_args!("{}: cannot write the plot", path.display()),
+            &e,
+        )
+    })
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
