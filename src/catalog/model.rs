@@ -204,6 +204,8 @@ pub struct Catalog {
     pub check_mentions: Vec<CheckMention>,
     /// Every footnote reference (in quotes and in prose): label and place.
     pub footnote_refs: Vec<(String, Location)>,
+    /// The destination of every link and image in the Markdown, as written, and its place.
+    pub links: Vec<(String, Location)>,
     pub front_matter: Option<FrontMatter>,
     /// Problems found while parsing (malformed Markdown or YAML); `verify` adds the rest.
     pub problems: Vec<Problem>,
