@@ -302,3 +302,24 @@ fn a_write_error_leaves_no_temporary_file() {
         "no manifest after a failed install"
     );
 }
+
+#[test]
+fn an_incomplete_catalog_is_not_installed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let catalog = tmp.path().join("catalog");
+    std::fs::create_dir_all(catalog.join("refs")).unwrap();
+    for f in ["SKILL.md", "refs/diagnostics.md"] {
+        std::fs::copy(Path::new(&fixture()).join(f), catalog.join(f)).unwrap();
+    }
+    let skill = tmp.path().join("skill");
+    let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .arg("--catalog")
+        .arg(&catalog)
+        .args(["skill", "install", "--dir"])
+        .arg(&skill)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr(&out));
+    assert!(stderr(&out).contains("PLAYBOOK.md"), "{}", stderr(&out));
+    assert!(!skill.exists(), "nothing written");
+}

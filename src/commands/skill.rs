@@ -9,6 +9,7 @@
 
 mod disk;
 
+use crate::catalog::completeness::REQUIRED_FILES;
 use crate::catalog::limits::shown;
 use crate::catalog::{self, front_matter};
 use crate::cli::Global;
@@ -137,9 +138,19 @@ fn write_skill(dir: &Path, name: &str, files: &[(&str, &str)], force: bool) -> R
     }
     for (rel, _) in files {
         if let Some(why) = disk::layout_error(rel, MANIFEST) {
-            return Err(Error::internal(format!(
-                "catalog file `{}` {why}",
+            return Err(Error::usage(format!(
+                "the catalog file `{}` {why}; nothing was written",
                 shown(rel)
+            )));
+        }
+    }
+    for required in REQUIRED_FILES {
+        if !files
+            .iter()
+            .any(|(p, t)| *p == required && !t.trim().is_empty())
+        {
+            return Err(Error::usage(format!(
+                "the catalog has no {required} (or it is empty), so the skill would be incomplete; nothing was written (run `mldebug catalog verify`)"
             )));
         }
     }
