@@ -41,17 +41,21 @@ pub fn escape_cut(text: &str, max: usize) -> String {
     out
 }
 
+/// Escape control characters in a problem's message and file, and cut the message to
+/// [`MAX_MESSAGE_CHARS`] (a parser's own message may quote the file at length).
+pub fn clean(p: &mut Problem) {
+    if p.message.len() > MAX_MESSAGE_CHARS || p.message.contains(char::is_control) {
+        p.message = escape_cut(&p.message, MAX_MESSAGE_CHARS);
+    }
+    if p.location.file.contains(char::is_control) {
+        p.location.file = shown(&p.location.file);
+    }
+}
+
 /// Sort, dedup, escape and cut `problems`, and keep the first [`MAX_PROBLEMS_PER_FILE`] of each
 /// file, followed by one problem saying how many more that file has.
 pub fn bound(mut problems: Vec<Problem>) -> Vec<Problem> {
-    for p in &mut problems {
-        if p.message.len() > MAX_MESSAGE_CHARS || p.message.contains(char::is_control) {
-            p.message = escape_cut(&p.message, MAX_MESSAGE_CHARS);
-        }
-        if p.location.file.contains(char::is_control) {
-            p.location.file = shown(&p.location.file);
-        }
-    }
+    problems.iter_mut().for_each(clean);
     problems.sort();
     problems.dedup();
     let mut per_file: BTreeMap<String, (usize, usize)> = BTreeMap::new();

@@ -2,12 +2,13 @@
 //! following README "Markdown conventions". Structural mistakes (a block quote without a source,
 //! a broken symptoms table) become [`Problem`]s with the file and line; nothing here reads files.
 
+mod quotes;
 mod scan;
 mod symptoms;
 
 pub use scan::{check_ids_in, footnote_labels_in, normalise};
 
-use super::limits::{escape_cut, shown, MAX_MESSAGE_CHARS};
+use super::limits::{escape_cut, MAX_MESSAGE_CHARS};
 use super::lines::LineIndex;
 use super::model::{CheckMention, Entry, Footnote, Location, Problem, Quote, Symptom};
 use mldebug_diagnostics::CheckId;
@@ -382,68 +383,6 @@ impl<'a> Reader<'a> {
         });
     }
 
-    fn end_quote(&mut self, q: OpenQuote) {
-        let text = normalise(&q.text);
-        let literal = normalise(&q.literal);
-        let Some(source) = q.source else {
-            self.problem(
-                q.start,
-                "block quote without a source: end it with a footnote reference, e.g. `> The words.[^source-id]`",
-            );
-            return;
-        };
-        if q.extra_sources > 0 {
-            self.problem(
-                q.start,
-                "block quote with more than one footnote reference: one block quote, one quote",
-            );
-        }
-        let after = normalise(&q.after);
-        let marked_unverified = after == UNVERIFIED_MARKER;
-        if !after.is_empty() && !marked_unverified {
-            self.problem(
-                q.start,
-                format!(
-                    "text after the quote's footnote reference: `{}` (only `*(unverified)*` may follow it)",
-                    shown(&after)
-                ),
-            );
-        }
-        if text.is_empty() {
-            self.problem(
-                q.start,
-                "block quote with no words before its footnote reference",
-            );
-        }
-        let entry = self.current_entry();
-        let location = self.at(q.start);
-        self.out.quotes.push(Quote {
-            text,
-            literal,
-            source,
-            marked_unverified,
-            entry: entry.map(|i| self.out.entries[i].id.clone()),
-            excerpt: None,
-            location,
-        });
-        if let Some(i) = entry {
-            let n = self.out.quotes.len() - 1;
-            self.out.entries[i].quotes.push(n);
-        }
-    }
-
-    fn footnote_ref(&mut self, label: String, range: Range<usize>) {
-        let location = self.at(range.start);
-        self.out.footnote_refs.push((label.clone(), location));
-        if let Some(q) = &mut self.quote {
-            if q.source.is_none() {
-                q.source = Some(label);
-            } else {
-                q.extra_sources += 1;
-            }
-        }
-    }
-
     fn text(&mut self, t: &str, range: Range<usize>, inline_code: bool) {
         if self.in_metadata {
             return;
@@ -489,26 +428,6 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A `[^label]` left as text is a reference to a footnote that is not defined.
-    fn check_undefined_footnotes(&mut self) {
-        let text = std::mem::take(&mut self.inline);
-        let mut labels: Vec<&str> = footnote_labels_in(&text)
-            .into_iter()
-            .map(|(_, l)| l)
-            .collect();
-        labels.sort_unstable();
-        labels.dedup();
-        for label in labels {
-            self.problem(
-                self.inline_start,
-                format!(
-                    "footnote [^{}] has no definition in this file",
-                    shown(label)
-                ),
-            );
-        }
-    }
-
     /// Record every `mldebug ...` command and every `mldebug check <id>` in `t`.
     fn scan_commands(&mut self, t: &str, offset: usize, inline_code: bool) {
         let entry = self.current_entry();
@@ -531,18 +450,6 @@ impl<'a> Reader<'a> {
                 }
             }
             self.out.check_mentions.push(CheckMention { id, location });
-        }
-    }
-
-    /// A paragraph or item inside a quote starts with a space.
-    fn quote_space(&mut self) {
-        if let Some(q) = &mut self.quote {
-            if q.source.is_some() {
-                push_space(&mut q.after);
-            } else {
-                push_space(&mut q.text);
-                push_space(&mut q.literal);
-            }
         }
     }
 

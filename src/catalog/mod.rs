@@ -128,6 +128,8 @@ pub fn parse_files(files: Vec<(String, String)>) -> Catalog {
         })
         .collect();
     link_quotes(&mut c);
+    c.index_quotes();
+    c.problems.iter_mut().for_each(limits::clean);
     c.files = files;
     c
 }
