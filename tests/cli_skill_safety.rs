@@ -268,7 +268,13 @@ fn stale_temporary_files_are_removed_and_only_those() {
         std::fs::write(s.skill().join(f), "half written").unwrap();
     }
     // Not ours: a different pattern, or a link (removed as a link, its target kept).
-    let keep = [".SKILL.md.tmp-12x", "SKILL.md.tmp-1", "refs/.notes.tmp"];
+    let keep = [
+        ".SKILL.md.tmp-12x",
+        "SKILL.md.tmp-1",
+        "refs/.notes.tmp",
+        ".notes.txt.tmp-5",
+        "refs/.data.yaml.tmp-5",
+    ];
     for f in keep {
         std::fs::write(s.skill().join(f), "user's").unwrap();
     }

@@ -286,15 +286,15 @@ fn load_manifest(dir: &Path, force: bool) -> Result<Option<Manifest>> {
 
 /// Remove the temporary files an interrupted install left in the folders this one writes.
 fn remove_stale_temps(dir: &Path, files: &[(&str, &str)]) -> Result<()> {
-    let mut folders: Vec<PathBuf> = files
+    let mut subs: Vec<&str> = files
         .iter()
-        .filter_map(|(rel, _)| Path::new(rel).parent().map(|p| dir.join(p)))
+        .map(|(rel, _)| rel.rsplit_once('/').map_or("", |(sub, _)| sub))
         .collect();
-    folders.push(dir.to_path_buf());
-    folders.sort();
-    folders.dedup();
-    for folder in folders {
-        disk::remove_stale_temps(&folder)?;
+    subs.push("");
+    subs.sort();
+    subs.dedup();
+    for sub in subs {
+        disk::remove_stale_temps(dir, sub, MANIFEST)?;
     }
     Ok(())
 }

@@ -111,21 +111,31 @@ fn temp_name(file_name: &str) -> String {
     format!(".{file_name}.tmp-{}", std::process::id())
 }
 
-/// Whether `name` is a temporary file of an install (this one or an interrupted one).
-pub fn is_temp_name(name: &str) -> bool {
+/// Whether `name`, in the skill folder's subfolder `sub` (`""` for the top), is a temporary file
+/// of an install (this one or an interrupted one): `.NAME.tmp-PID` where `sub/NAME` is a file of
+/// the skill's layout (see [`layout_error`]) and PID is digits.
+pub fn is_temp_name(sub: &str, name: &str, manifest: &str) -> bool {
     let Some(rest) = name.strip_prefix('.') else {
         return false;
     };
     let Some((stem, pid)) = rest.rsplit_once(".tmp-") else {
         return false;
     };
-    !stem.is_empty() && !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit())
+    let rel = if sub.is_empty() {
+        stem.to_string()
+    } else {
+        format!("{sub}/{stem}")
+    };
+    !pid.is_empty()
+        && pid.bytes().all(|b| b.is_ascii_digit())
+        && layout_error(&rel, manifest).is_none()
 }
 
-/// Remove the temporary files an interrupted install left in `folder` (a real folder inside the
-/// skill folder): only entries named like [`is_temp_name`] that are files or symbolic links
-/// (a link is removed, never followed). Returns the names removed.
-pub fn remove_stale_temps(folder: &Path) -> Result<Vec<String>> {
+/// Remove the temporary files an interrupted install left in the subfolder `sub` of the skill
+/// folder `dir` (when it is a real folder): only entries named like [`is_temp_name`] that are
+/// files or symbolic links (a link is removed, never followed). Returns the names removed.
+pub fn remove_stale_temps(dir: &Path, sub: &str, manifest: &str) -> Result<Vec<String>> {
+    let folder = &dir.join(sub);
     let Ok(meta) = std::fs::symlink_metadata(folder) else {
         return Ok(Vec::new());
     };
@@ -142,7 +152,7 @@ pub fn remove_stale_temps(folder: &Path) -> Result<Vec<String>> {
         let Ok(kind) = entry.file_type() else {
             continue;
         };
-        if is_temp_name(&name) && (kind.is_file() || kind.is_symlink()) {
+        if is_temp_name(sub, &name, manifest) && (kind.is_file() || kind.is_symlink()) {
             std::fs::remove_file(entry.path())
                 .map_err(|e| Error::input(&entry.path(), "removing a stale temporary file", e))?;
             removed.push(name);
@@ -213,16 +223,22 @@ mod tests {
 
     #[test]
     fn temp_names_match_exactly() {
-        assert!(is_temp_name(".SKILL.md.tmp-123"));
-        assert!(is_temp_name(&temp_name("PLAYBOOK.md")));
-        for not in [
-            "SKILL.md.tmp-1",
-            ".SKILL.md.tmp-",
-            ".SKILL.md.tmp-1a",
-            "..tmp-1",
-            ".x.tmp",
+        assert!(is_temp_name("", ".SKILL.md.tmp-123", M));
+        assert!(is_temp_name("", &temp_name("PLAYBOOK.md"), M));
+        assert!(is_temp_name("", &temp_name(M), M));
+        assert!(is_temp_name("refs", ".a.md.tmp-9", M));
+        assert!(is_temp_name("evidence", ".b.yaml.tmp-9", M));
+        for (sub, not) in [
+            ("", "SKILL.md.tmp-1"),
+            ("", ".SKILL.md.tmp-"),
+            ("", ".SKILL.md.tmp-1a"),
+            ("", "..tmp-1"),
+            ("", ".x.tmp"),
+            ("", ".notes.txt.tmp-1"),
+            ("refs", ".a.yaml.tmp-1"),
+            ("refs", ".SKILL.md.tmp-1.bak"),
         ] {
-            assert!(!is_temp_name(not), "{not}");
+            assert!(!is_temp_name(sub, not, M), "{sub}/{not}");
         }
     }
 
