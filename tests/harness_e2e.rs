@@ -100,3 +100,87 @@ fn the_user_crates_own_test_runs_a_check_through_the_library() {
         show(&out)
     );
 }
+
+#[test]
+fn a_loss_that_becomes_nan_is_a_failed_check_with_a_readable_report() {
+    // A log-sum-exp written without subtracting the max, on logits scaled 100x: exp overflows.
+    let nan = user_crate_copy(|lib| {
+        let lib = plant(
+            lib,
+            "        Module::forward(self, input)\n",
+            "        Module::forward(self, &(input * 100.0)?)\n",
+        );
+        plant(
+            lib,
+            "    // `loss` and `task` keep their defaults: mean cross-entropy, classification.\n",
+            "    fn loss(&self, output: &Tensor, targets: &Tensor) -> Result<Tensor> {\n        \
+             let lse = output.exp()?.sum_keepdim(1)?.log()?;\n        \
+             let picked = output.gather(&targets.unsqueeze(1)?, 1)?;\n        \
+             (lse - picked)?.mean_all()\n    }\n",
+        )
+    });
+    let out = mldebug(
+        nan.path(),
+        &["check", "all", "--model", "crate::Net", "--debug", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let r = mldebug_diagnostics::harness::report_from_json(&text)
+        .unwrap_or_else(|e| panic!("{e}\n{}", show(&out)));
+    assert_eq!(r.schema_version, 2);
+    let overfit = r.finding(mldebug_diagnostics::CheckId::Overfit).unwrap();
+    assert_eq!(overfit.status.as_str(), "fail", "{}", overfit.summary);
+    assert!(
+        overfit.summary.starts_with("numerics"),
+        "{}",
+        overfit.summary
+    );
+    assert!(
+        overfit.series[0].points.iter().any(|p| !p[1].is_finite()),
+        "the NaN survives: {:?}",
+        overfit.series[0].points
+    );
+    assert!(
+        text.contains("\"NaN\"") || text.contains("\"inf\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn timeout_stops_the_harness_checks_and_keeps_the_verdicts_before_it() {
+    // Logits multiplied by 0: the loss never moves, so overfit would run all its steps.
+    let stuck = user_crate_copy(|lib| {
+        plant(
+            lib,
+            "        Module::forward(self, input)\n",
+            "        Module::forward(self, input)?.affine(0.0, 0.0)\n",
+        )
+    });
+    let args = [
+        "check",
+        "all",
+        "--model",
+        "crate::Net",
+        "--debug",
+        "--json",
+        "--steps",
+        "100000",
+        "--timeout",
+        "2",
+    ];
+    let out = mldebug(stuck.path(), &args);
+    assert_eq!(out.status.code(), Some(4), "{}", show(&out));
+    let r = report(&out);
+    let found = findings(&r);
+    let overfit = found.iter().find(|(c, _, _)| c == "overfit").unwrap();
+    assert_eq!(overfit.1, "error", "{overfit:?}");
+    // Stopped by the harness itself (the report is its own), not killed by the CLI.
+    assert!(
+        overfit
+            .2
+            .starts_with("\"timed out after 2s (--timeout) and was stopped\""),
+        "{overfit:?}"
+    );
+    let init = found.iter().find(|(c, _, _)| c == "init-loss").unwrap();
+    assert_ne!(init.1, "error", "{init:?}");
+}

@@ -29,6 +29,13 @@ pub struct Snapshot {
     values: Vec<(String, Tensor)>,
 }
 
+impl Snapshot {
+    /// The saved value of the variable `name`.
+    pub fn value(&self, name: &str) -> Option<&Tensor> {
+        self.values.iter().find(|(n, _)| n == name).map(|(_, t)| t)
+    }
+}
+
 impl ParamStore {
     fn lock(&self) -> MutexGuard<'_, BTreeMap<String, Var>> {
         // A panic while the lock was held cannot leave the map half-written (inserts are atomic).

@@ -43,4 +43,14 @@ pub trait DebugModel: Sized {
     fn task() -> Task {
         Task::Classification
     }
+    /// Variables that are not trained, by full name (`embed.weight`; a name ending in `.` covers
+    /// every variable under that prefix): frozen weights, or state the training-mode forward
+    /// never writes. Default: none.
+    ///
+    /// Buffers the forward pass overwrites in training mode, such as candle's `BatchNorm`
+    /// running mean and variance, are found without being listed (see
+    /// [`crate::checks::buffers`]); list only what that rule cannot see.
+    fn buffers() -> Vec<String> {
+        Vec::new()
+    }
 }

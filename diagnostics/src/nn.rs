@@ -170,6 +170,19 @@ pub fn conv2d(
     Ok(Traced::new(name, "conv2d", inner))
 }
 
+/// `candle_nn::batch_norm`, traced (a train/eval module: call `forward_t(x, train)`). Its
+/// running mean and variance live in the `VarBuilder` too; they are buffers, not parameters
+/// (the checks tell them apart: see [`crate::checks::buffers`]).
+pub fn batch_norm<C: Into<candle_nn::BatchNormConfig>>(
+    num_features: usize,
+    config: C,
+    vb: VarBuilder,
+) -> Result<TracedT<candle_nn::BatchNorm>> {
+    let name = frame_name(&vb, "batch-norm");
+    let inner = candle_nn::batch_norm(num_features, config, vb)?;
+    Ok(TracedT::new(name, "batch-norm", inner))
+}
+
 /// `candle_nn::layer_norm`, traced. **Cuts gradients** on contiguous input when the mean is
 /// removed and there is a bias (the default): candle then runs its fused kernel, which has no
 /// backward. Use [`layer_norm_diff`] in a training path.

@@ -4,6 +4,7 @@ use crate::report::CheckId;
 use candle_core::{DType, Device};
 use std::fmt;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -19,6 +20,46 @@ pub struct Options {
     pub model_label: String,
     /// Called by the checks as they go (they never print); `None` = silent.
     pub progress: Option<Progress>,
+    /// When the checks must stop. Every check looks at it between steps; once it has passed,
+    /// the running check ends as an `error` ("timed out after ...") and the checks after it
+    /// do not start. `None` = no limit.
+    pub deadline: Option<Deadline>,
+}
+
+/// A point in time the checks must stop at, and the limit it came from (for the message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    at: Instant,
+    limit: Duration,
+}
+
+impl Deadline {
+    /// `limit` from now.
+    pub fn after(limit: Duration) -> Deadline {
+        let now = Instant::now();
+        Deadline {
+            at: now
+                .checked_add(limit)
+                .unwrap_or(now + Duration::from_secs(MAX_TIMEOUT_S)),
+            limit,
+        }
+    }
+
+    pub fn passed(&self) -> bool {
+        Instant::now() >= self.at
+    }
+
+    pub fn limit(&self) -> Duration {
+        self.limit
+    }
+
+    /// "timed out after 3s (--timeout) and was stopped".
+    pub fn message(&self) -> String {
+        format!(
+            "timed out after {}s (--timeout) and was stopped",
+            self.limit.as_secs_f64()
+        )
+    }
 }
 
 /// Karpathy's "Adam at 3e-4" is a safe baseline; one fixed batch tolerates a larger step and
@@ -26,6 +67,11 @@ pub struct Options {
 pub const DEFAULT_LEARNING_RATE: f64 = 3e-3;
 /// Enough for every clean zoo model to memorise one batch (calibrated on the zoo).
 pub const DEFAULT_STEPS: usize = 200;
+/// The most optimizer steps a check may be asked for: 500x the default, a few hours on CPU for
+/// a mid-sized model. Memory grows with the steps (one loss per step).
+pub const MAX_STEPS: usize = 100_000;
+/// The longest `--timeout`, in seconds: one day.
+pub const MAX_TIMEOUT_S: u64 = 86_400;
 /// The label used when the caller does not name the model.
 pub const DEFAULT_MODEL_LABEL: &str = "crate::Net";
 
@@ -39,6 +85,7 @@ impl Default for Options {
             learning_rate: DEFAULT_LEARNING_RATE,
             model_label: DEFAULT_MODEL_LABEL.to_string(),
             progress: None,
+            deadline: None,
         }
     }
 }
@@ -54,6 +101,19 @@ impl Options {
                 loss,
             });
         }
+    }
+
+    /// An error once the deadline has passed (checks call it between steps).
+    pub fn check_deadline(&self) -> candle_core::Result<()> {
+        match &self.deadline {
+            Some(d) if d.passed() => Err(candle_core::Error::Msg(d.message())),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether the deadline has passed.
+    pub fn timed_out(&self) -> bool {
+        self.deadline.as_ref().is_some_and(Deadline::passed)
     }
 
     /// `mldebug check <id> --model <label>`, the usual next command.

@@ -20,6 +20,7 @@ pub mod quote_match;
 mod read;
 pub mod records;
 pub mod search;
+pub mod symptom_id;
 pub mod verify;
 
 pub use read::from_dir;

@@ -126,6 +126,11 @@ pub struct Entry {
 /// A row of the PLAYBOOK symptoms table.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Symptom {
+    /// The row's stable id: the `{#id}` that ends its symptom cell (see `symptom_id`).
+    pub id: String,
+    /// Whether the row wrote its id; otherwise `id` is a slug of the symptom.
+    #[serde(skip)]
+    pub id_given: bool,
     pub symptom: String,
     /// Most likely first.
     pub hypotheses: Vec<String>,

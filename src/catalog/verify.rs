@@ -7,7 +7,7 @@
 //!   `{#check-<id>}` section in refs/diagnostics.md;
 //! - evidence files are consistent (file name = id, status = weakest excerpt status, unique ids);
 //! - SKILL.md's front matter follows the agent-skill spec (checked while parsing);
-//! - entry ids are unique;
+//! - entry ids are unique, and so are symptom row ids (see `symptom_id`);
 //! - SKILL.md, PLAYBOOK.md and refs/diagnostics.md exist and hold text, and every relative link
 //!   names a catalog file (see `completeness`).
 //!
@@ -38,6 +38,7 @@ pub fn all(c: &Catalog) -> Vec<Problem> {
     checks(c, &mut out);
     self::sources(c, &mut out);
     unique_entries(c, &mut out);
+    super::symptom_id::verify(c, &mut out);
     out
 }
 

@@ -4,13 +4,15 @@
 
 use super::zoo;
 use crate::cli::Global;
+use crate::harness::DEFAULT_TIMEOUT_S;
 use crate::render::output::emit;
 use crate::render::{plot, progress, report as render_report, style::Style};
 use crate::{Error, Exit, Result};
-use mldebug_diagnostics::options::DEFAULT_STEPS;
+use mldebug_diagnostics::options::{Deadline, DEFAULT_STEPS, MAX_STEPS, MAX_TIMEOUT_S};
 use mldebug_diagnostics::{candle_core::Device, CheckId, Options, Report, Status};
 use std::path::PathBuf;
 use std::str::FromStr;
+use std::time::Duration;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -23,6 +25,10 @@ pub struct Args {
     pub model: String,
     #[command(flatten)]
     pub run: RunArgs,
+    /// Stop the checks after this many seconds, 1 to 86400 (for a model in your crate the
+    /// build is not counted). A check stopped this way is an `error` (exit 4).
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT_S, value_parser = parse_timeout)]
+    pub timeout: u64,
     #[command(flatten)]
     pub build: crate::harness::BuildArgs,
     /// Also write SVG plots of the curves behind the verdicts into DIR (overfit loss,
@@ -40,7 +46,7 @@ pub struct RunArgs {
     /// Seeds the parameter init and the batch: the same seed gives the same verdicts.
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Optimizer steps for the checks that train (overfit); at least 1.
+    /// Optimizer steps for the checks that train (overfit), 1 to 100000.
     #[arg(long, default_value_t = DEFAULT_STEPS, value_parser = parse_steps)]
     pub steps: usize,
 }
@@ -58,11 +64,23 @@ impl RunArgs {
     }
 }
 
+/// `--steps`: 1 to [`MAX_STEPS`].
 fn parse_steps(s: &str) -> Result<usize, String> {
-    match s.parse::<usize>() {
-        Ok(0) => Err("the checks need at least 1 step".to_string()),
-        Ok(n) => Ok(n),
-        Err(e) => Err(format!("`{s}` is not a step count: {e}")),
+    parse_bounded(s, 1, MAX_STEPS as u64, "a step count").map(|n| n as usize)
+}
+
+/// `--timeout`: 1 to [`MAX_TIMEOUT_S`] seconds.
+fn parse_timeout(s: &str) -> Result<u64, String> {
+    parse_bounded(s, 1, MAX_TIMEOUT_S, "a number of seconds")
+}
+
+/// An integer in `lo..=hi`; the error names the range (clap puts the flag in front of it).
+fn parse_bounded(s: &str, lo: u64, hi: u64, what: &str) -> Result<u64, String> {
+    let range = format!("expected {lo} to {hi}");
+    match s.trim().parse::<u64>() {
+        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
+        Ok(n) => Err(format!("{n} is out of range ({range})")),
+        Err(_) => Err(format!("`{}` is not {what} ({range})", s.escape_debug())),
     }
 }
 
@@ -131,7 +149,8 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         eprintln!("note: nothing to plot; the curves come from the overfit and grad-flow checks");
     }
     if g.json {
-        let text = serde_json::to_string_pretty(&report)
+        // The same JSON as a harness writes (non-finite numbers as "NaN", "inf", "-inf").
+        let text = mldebug_diagnostics::harness::report_to_json(&report)
             .map_err(|e| Error::internal(format!("writing the report as JSON: {e}")))?;
         emit(&format!("{text}\n"))?;
         for p in &plots {
@@ -162,6 +181,8 @@ pub fn exit_for(report: &Report) -> Exit {
 fn run_zoo_model(name: &str, args: &Args) -> Result<Report> {
     let model = zoo::lookup(name)?;
     let mut opts = args.run.options(&args.model)?;
+    // The checks look at the deadline between steps: a run past it ends as an `error` finding.
+    opts.deadline = Some(Deadline::after(Duration::from_secs(args.timeout)));
     let bar = progress::CheckProgress::on_terminal();
     opts.progress = bar.as_ref().map(|b| b.callback());
     let report = (model.run)(&args.check.0, &opts);
@@ -183,6 +204,7 @@ fn run_crate_model(args: &Args, g: &Global) -> Result<Report> {
         device,
         seed: args.run.seed,
         steps: Some(args.run.steps),
+        timeout: Duration::from_secs(args.timeout),
     };
     crate::harness::run_check(&settings, &args.build, g)
 }
@@ -203,10 +225,26 @@ mod tests {
     }
 
     #[test]
-    fn steps_must_be_positive() {
+    fn steps_and_timeout_are_bounded_and_the_error_names_the_range() {
         assert_eq!(parse_steps("200"), Ok(200));
-        assert!(parse_steps("0").is_err());
-        assert!(parse_steps("-3").is_err());
+        assert_eq!(parse_steps("100000"), Ok(100_000));
+        for bad in [
+            "0",
+            "-3",
+            "100001",
+            "18446744073709551615",
+            "99999999999999999999",
+            "x",
+        ] {
+            let e = parse_steps(bad).unwrap_err();
+            assert!(e.contains("expected 1 to 100000"), "{bad}: {e}");
+        }
+        assert_eq!(parse_timeout("3"), Ok(3));
+        assert_eq!(parse_timeout("86400"), Ok(86_400));
+        for bad in ["0", "86401", "-1", "1e3"] {
+            let e = parse_timeout(bad).unwrap_err();
+            assert!(e.contains("expected 1 to 86400"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -60,6 +60,7 @@ struct CheckRow<'a> {
 
 #[derive(Serialize)]
 struct SymptomRow<'a> {
+    id: &'a str,
     symptom: &'a str,
     hypotheses: &'a [String],
     commands: &'a [String],
@@ -134,6 +135,7 @@ fn rows(c: &Catalog, kind: Kind) -> Rows<'_> {
             c.symptoms
                 .iter()
                 .map(|s| SymptomRow {
+                    id: &s.id,
                     symptom: &s.symptom,
                     hypotheses: &s.hypotheses,
                     commands: &s.commands,
@@ -184,9 +186,10 @@ fn human(rows: &Rows<'_>, paint: Paint) -> String {
             }
         }
         Rows::Symptoms(r) => {
-            t = table::new(&["symptom", "most likely", "first check"], paint);
+            t = table::new(&["id", "symptom", "most likely", "first check"], paint);
             for s in r {
                 t.add_row(vec![
+                    s.id.to_string(),
                     s.symptom.to_string(),
                     s.hypotheses.first().cloned().unwrap_or_default(),
                     s.commands.first().cloned().unwrap_or_default(),

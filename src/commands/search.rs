@@ -1,5 +1,6 @@
-//! `mldebug search <words>`: entries ranked by BM25 over title, body, quotes and tags (title
-//! words count most), with synonyms (nan finds inf, 0 finds zero).
+//! `mldebug search <words>`: entries ranked by BM25F over title, body, quotes and tags (title
+//! words count most), matching concepts as well as words (nan finds inf, 0 finds zero, a memory
+//! leak finds memory growth and not data leakage); see `catalog::search`.
 
 use crate::catalog::{self, search};
 use crate::cli::Global;
@@ -39,6 +40,7 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     let c = catalog::open(g)?;
     warn_problems(&c, g);
     let query = args.words.join(" ");
+    search::check_query_length(&query)?;
     let index = search::entry_index(&c);
     let results: Vec<Hit> = index
         .search(&query)
@@ -58,7 +60,8 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         .collect();
     if results.is_empty() {
         return Err(Error::usage(format!(
-            "nothing in the catalog matches `{query}`; try other words, or `mldebug list entries`"
+            "nothing in the catalog matches `{}`; try other words, or `mldebug list entries`",
+            search::echo(&query)
         )));
     }
     let out = Output { query, results };

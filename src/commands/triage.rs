@@ -1,5 +1,6 @@
 //! `mldebug triage "<symptom in plain words>"`: the PLAYBOOK symptom rows that match, ranked
-//! (BM25 with synonyms), each with its hypotheses in order and the commands that tell them apart.
+//! (BM25F over normalised words and concepts, typos tolerated; see `catalog::search`), each with
+//! its id, its hypotheses in order and the commands that tell them apart.
 
 use crate::catalog::{self, search};
 use crate::cli::Global;
@@ -24,6 +25,8 @@ pub struct Args {
 
 #[derive(Debug, Serialize)]
 struct Row<'a> {
+    /// The row's stable id in the PLAYBOOK symptoms table.
+    id: &'a str,
     symptom: &'a str,
     /// BM25 score, rounded to 2 decimals.
     score: f64,
@@ -49,6 +52,7 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     let c = catalog::open(g)?;
     warn_problems(&c, g);
     let query = args.symptom.join(" ");
+    search::check_query_length(&query)?;
     let entries = search::entry_index(&c);
     let matches: Vec<Row> = search::symptom_index(&c)
         .search(&query)
@@ -61,10 +65,13 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
                 .into_iter()
                 .map(|(e, _)| c.entries[e].id.as_str())
                 .filter(|id| *id != catalog::markdown::SYMPTOMS_ID)
+                // An entry the row already tells you to show is not repeated.
+                .filter(|id| !s.commands.contains(&format!("mldebug show {id}")))
                 .take(READ_MAX)
                 .collect();
             Row {
                 read,
+                id: &s.id,
                 symptom: &s.symptom,
                 score: (score * 100.0).round() / 100.0,
                 hypotheses: &s.hypotheses,
@@ -77,7 +84,8 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         .collect();
     if matches.is_empty() {
         return Err(Error::usage(format!(
-            "no symptom in the playbook matches `{query}`; `mldebug list symptoms` shows them all, `mldebug search {query}` looks wider"
+            "no symptom in the playbook matches `{q}`; `mldebug list symptoms` shows them all, `mldebug search {q}` looks wider",
+            q = search::echo(&query)
         )));
     }
     let out = Output { query, matches };
@@ -101,8 +109,8 @@ fn human(out: &Output<'_>, paint: Paint) -> String {
             paint.bold(row.symptom)
         ));
         s.push_str(&paint.dim(&format!(
-            "   {}:{} · score {:.2}",
-            row.file, row.line, row.score
+            "   {} · {}:{} · score {:.2}",
+            row.id, row.file, row.line, row.score
         )));
         s.push('\n');
         s.push_str("   Hypotheses, most likely first:\n");

@@ -6,7 +6,8 @@
 //! crash can be shown with the child's last words.
 
 use mldebug_diagnostics::harness::{
-    ProgressLine, Request, PROGRESS_PREFIX, REFUSAL_EXIT, REFUSAL_PREFIX, REPORT_ENV, REQUEST_ENV,
+    report_from_json, ProgressLine, Request, PROGRESS_PREFIX, REFUSAL_EXIT, REFUSAL_PREFIX,
+    REPORT_ENV, REQUEST_ENV,
 };
 use mldebug_diagnostics::report::SCHEMA_VERSION;
 use mldebug_diagnostics::{Finding, Report, Status};
@@ -33,6 +34,8 @@ pub struct RunPlan<'a> {
     /// Where the child writes the report (removed first, so a stale one is never read).
     pub report_path: PathBuf,
     pub cwd: &'a Path,
+    /// `--timeout`: the harness stops its checks at this point itself; it is killed
+    /// [`super::TIMEOUT_GRACE`] later if it has not exited.
     pub timeout: Duration,
     /// Draw progress on stderr.
     pub progress: bool,
@@ -71,7 +74,7 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
     let outcome = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Outcome::Exited(status),
-            Ok(None) if started.elapsed() >= plan.timeout => {
+            Ok(None) if started.elapsed() >= plan.timeout + super::TIMEOUT_GRACE => {
                 kill_group(child.id());
                 let _ = child.kill();
                 let _ = child.wait();
@@ -88,7 +91,7 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
 
     if let Outcome::Exited(status) = outcome {
         if let Ok(text) = std::fs::read_to_string(&plan.report_path) {
-            return serde_json::from_str(&text).map_err(|e| {
+            return report_from_json(&text).map_err(|e| {
                 Error::internal(format!(
                     "{}: the harness wrote a report this mldebug cannot read: {e}",
                     plan.report_path.display()
@@ -103,7 +106,7 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
     }
     let why = match outcome {
         Outcome::TimedOut => format!(
-            "the model did not finish within {} s (--timeout) and was stopped",
+            "timed out after {}s (--timeout) and was stopped: the model did not finish",
             plan.timeout.as_secs()
         ),
         Outcome::Exited(status) => format!(

@@ -27,6 +27,9 @@ use std::time::Duration;
 /// Default for `--timeout`: generous for a few hundred CPU steps of a mid-sized model, short
 /// enough that a hung run is noticed.
 pub const DEFAULT_TIMEOUT_S: u64 = 900;
+/// How long past `--timeout` a harness gets to stop on its own (its checks look at the deadline
+/// between steps and write a report naming the one that was stopped) before it is killed.
+pub const TIMEOUT_GRACE: Duration = Duration::from_secs(5);
 
 /// How to build and run a model from the user's crate (ignored for `zoo::` models).
 #[derive(Debug, Clone, Default, clap::Args)]
@@ -50,9 +53,6 @@ pub struct BuildArgs {
     /// The workspace member that holds the model (default: the one you are in).
     #[arg(short = 'p', long, value_name = "NAME", help_heading = "Your crate")]
     pub package: Option<String>,
-    /// Stop the checks after this many seconds (the build is not counted).
-    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT_S, help_heading = "Your crate")]
-    pub timeout: u64,
 }
 
 /// What to run, as `mldebug check` parsed it.
@@ -64,6 +64,8 @@ pub struct RunSettings {
     pub device: String,
     pub seed: u64,
     pub steps: Option<usize>,
+    /// `--timeout`: the checks stop after this long (the build is not counted).
+    pub timeout: Duration,
 }
 
 /// Locate the user's crate, generate and build the harness, run it, and return its report.
@@ -107,13 +109,14 @@ pub fn run_check(run: &RunSettings, build: &BuildArgs, g: &Global) -> Result<Rep
         device: run.device.clone(),
         seed: run.seed,
         steps: run.steps,
+        timeout_s: Some(run.timeout.as_secs()),
     };
     child::run(&child::RunPlan {
         exe: &exe,
         request: &request,
         report_path: harness.dir.join("report.json"),
         cwd: &user.workspace_root,
-        timeout: Duration::from_secs(build.timeout),
+        timeout: run.timeout,
         progress: terminal,
     })
 }

@@ -43,6 +43,19 @@ pub fn batch_leak_on<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) ->
     run(model, batch, opts)
 }
 
+/// How far one element moved: |x - y|, and infinitely far when one side became NaN or infinite
+/// (a NaN difference would otherwise be dropped by `max` and read as "did not move").
+fn moved_by(x: f32, y: f32) -> f64 {
+    let d = f64::from((x - y).abs());
+    if d.is_nan() && x != y {
+        f64::INFINITY
+    } else if d.is_nan() {
+        0.0
+    } else {
+        d
+    }
+}
+
 /// Largest |a - b| over the elements, and the largest |a|.
 fn change(a: &Tensor, b: &Tensor) -> Result<(f64, f64)> {
     let a = host_f32(a)?;
@@ -50,7 +63,7 @@ fn change(a: &Tensor, b: &Tensor) -> Result<(f64, f64)> {
     let moved = a
         .iter()
         .zip(&b)
-        .map(|(x, y)| f64::from((x - y).abs()))
+        .map(|(x, y)| moved_by(*x, *y))
         .fold(0.0, f64::max);
     let scale = a.iter().map(|x| f64::from(x.abs())).fold(0.0, f64::max);
     Ok((moved, scale))
@@ -211,4 +224,18 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
     f.summary = summary;
     f.next = next_for(ID, status, opts);
     Ok(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::moved_by;
+
+    #[test]
+    fn an_output_that_turns_nan_or_infinite_has_moved() {
+        assert_eq!(moved_by(1.0, 1.5), 0.5);
+        assert_eq!(moved_by(1.0, f32::NAN), f64::INFINITY);
+        assert_eq!(moved_by(f32::INFINITY, f32::INFINITY), 0.0);
+        assert_eq!(moved_by(f32::INFINITY, f32::NEG_INFINITY), f64::INFINITY);
+        assert_eq!(moved_by(f32::NAN, f32::NAN), f64::INFINITY);
+    }
 }

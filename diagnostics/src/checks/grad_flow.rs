@@ -24,6 +24,7 @@
 //! row per parameter (no grad / all-zero / norm and grad/param); with traced layers the summary
 //! also names the module that cut the graph (`the graph is cut at blocks.0.attn_norm, ...`).
 
+use super::buffers::{self, Split};
 use super::fresh::{restoring, Fresh};
 use super::read::{l2_norm, stats};
 use super::{next_for, show_command};
@@ -32,7 +33,7 @@ use crate::model::{Batch, DebugModel};
 use crate::options::Options;
 use crate::report::{CheckId, Finding, Series, Status};
 use crate::trace::Recorder;
-use candle_core::{Result, TensorId, Var};
+use candle_core::{Result, TensorId};
 use std::collections::HashMap;
 
 const ID: CheckId = CheckId::GradFlow;
@@ -83,7 +84,7 @@ impl ParamGrad {
 /// Runs on fresh parameters of `M` and its batch.
 pub fn grad_flow<M: DebugModel>(opts: &Options) -> Result<Finding> {
     let fresh = Fresh::<M>::new(opts, opts.seed)?;
-    run(&fresh.model, &fresh.params.named(), &fresh.batch, opts)
+    run(&fresh.model, &fresh.params, &fresh.batch, opts)
 }
 
 /// Runs on the caller's model and its named parameters. Nothing is updated; the parameters are
@@ -94,15 +95,20 @@ pub fn grad_flow_on<M: DebugModel>(
     batch: &Batch,
     opts: &Options,
 ) -> Result<Finding> {
-    restoring(params, || run(model, &params.named(), batch, opts))
+    restoring(params, || run(model, params, batch, opts))
 }
 
 fn run<M: DebugModel>(
     model: &M,
-    params: &[(String, Var)],
+    store: &ParamStore,
     batch: &Batch,
     opts: &Options,
 ) -> Result<Finding> {
+    // Buffers (BatchNorm's running statistics, declared frozen weights) get no gradient by
+    // design: they are listed, not judged.
+    let split = buffers::split(model, store, batch)?;
+    let params = &split.params;
+    opts.check_deadline()?;
     let recorder = Recorder::start();
     let output = model.forward(&batch.input, true)?;
     let loss = model.loss(&output, &batch.targets)?;
@@ -122,7 +128,11 @@ fn run<M: DebugModel>(
         .metric("params", params.len() as f64)
         .metric("params_without_grad", params.len() as f64)
         .next(show_command(ID));
+        if !split.buffers.is_empty() {
+            f = f.metric("buffers", split.buffers.len() as f64);
+        }
         f.details = cut_lines(&cuts);
+        f.details.extend(buffer_lines(&split));
         return Ok(f);
     }
     let depth: HashMap<TensorId, usize> = loss
@@ -160,7 +170,31 @@ fn run<M: DebugModel>(
         });
     }
     opts.report_progress(ID, 2, 2, None);
-    Ok(judge(&rows, &cuts, opts))
+    Ok(judge(&rows, &cuts, &split, opts))
+}
+
+/// One row per buffer, and one per declared buffer name that matches nothing.
+fn buffer_lines(split: &Split) -> Vec<String> {
+    let rows = split
+        .buffers
+        .iter()
+        .map(|(name, var, kind)| format!("{name} {:?}: {}", var.dims(), kind.describe()));
+    let unknown = split.unknown_declared.iter().map(|d| {
+        format!("DebugModel::buffers names `{d}`, which matches no variable of the model")
+    });
+    rows.chain(unknown).collect()
+}
+
+/// "; 2 buffers not trained: bn.running_mean, bn.running_var" (nothing without buffers).
+fn buffer_note(split: &Split) -> String {
+    match split.buffers.len() {
+        0 => String::new(),
+        n => format!(
+            "; {n} buffer{} not trained: {}",
+            if n == 1 { "" } else { "s" },
+            list(&split.buffer_names())
+        ),
+    }
 }
 
 /// The first (farthest from the loss) and the last hidden weight matrix with a usable gradient.
@@ -206,7 +240,7 @@ fn cut_lines(cuts: &[String]) -> Vec<String> {
         .collect()
 }
 
-fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
+fn judge(rows: &[ParamGrad], cuts: &[String], split: &Split, opts: &Options) -> Finding {
     let names_where = |p: &dyn Fn(&GradState) -> bool| -> Vec<&str> {
         rows.iter()
             .filter(|r| p(&r.grad))
@@ -271,30 +305,9 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
             ),
         )
     } else {
-        match layer_ratio {
-            Some((first, last, r)) if r < GRAD_VANISH_RATIO => (
-                Status::Fail,
-                format!("vanishing gradients: the first layer's gradient ({first}) is {r:.1e}x the last hidden layer's ({last})"),
-            ),
-            Some((first, last, r)) if r > GRAD_EXPLODE_RATIO => (
-                Status::Fail,
-                format!("exploding gradients: the first layer's gradient ({first}) is {r:.1e}x the last hidden layer's ({last})"),
-            ),
-            Some((first, last, r)) if r < GRAD_VANISH_WARN_RATIO => (
-                Status::Warn,
-                format!("gradients shrink towards the input: the first layer's ({first}) is {r:.1e}x the last hidden layer's ({last})"),
-            ),
-            _ => (
-                Status::Pass,
-                format!(
-                    "all {total} parameters get finite, non-zero gradients{}",
-                    layer_ratio
-                        .map(|(_, _, r)| format!(" (first/last hidden layer gradient ratio {r:.2})"))
-                        .unwrap_or_default()
-                ),
-            ),
-        }
+        ratio_verdict(layer_ratio, total)
     };
+    let summary = format!("{summary}{}", buffer_note(split));
     let mut f = Finding::new(ID, status, summary)
         .metric("params", total as f64)
         .metric("params_without_grad", no_grad.len() as f64)
@@ -302,6 +315,10 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
         .metric("params_non_finite_grad", non_finite.len() as f64)
         .metric("graph_cuts", cuts.len() as f64)
         .next(next_for(ID, status, opts));
+    // Only for a model that has buffers (the metric is absent, not 0, for the others).
+    if !split.buffers.is_empty() {
+        f = f.metric("buffers", split.buffers.len() as f64);
+    }
     if let Some((_, _, r)) = layer_ratio {
         f = f.metric("first_last_ratio", r);
     }
@@ -317,9 +334,43 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
     }
     f.details = cut_lines(cuts);
     f.details.extend(rows.iter().map(row_line));
-    // Every parameter gets a point, so the profile shows the dead ones too. Points stay finite
-    // (the report is JSON): a gradient that is all zero, non-finite or absent is drawn at 0 and
-    // its label says which.
+    f.details.extend(buffer_lines(split));
+    f.series.push(profile(rows));
+    f
+}
+
+/// The verdict from the first/last hidden layer gradient ratio, once every parameter has a
+/// finite, non-zero gradient.
+fn ratio_verdict(layer_ratio: Option<(&str, &str, f64)>, total: usize) -> (Status, String) {
+    match layer_ratio {
+        Some((first, last, r)) if r < GRAD_VANISH_RATIO => (
+            Status::Fail,
+            format!("vanishing gradients: the first layer's gradient ({first}) is {r:.1e}x the last hidden layer's ({last})"),
+        ),
+        Some((first, last, r)) if r > GRAD_EXPLODE_RATIO => (
+            Status::Fail,
+            format!("exploding gradients: the first layer's gradient ({first}) is {r:.1e}x the last hidden layer's ({last})"),
+        ),
+        Some((first, last, r)) if r < GRAD_VANISH_WARN_RATIO => (
+            Status::Warn,
+            format!("gradients shrink towards the input: the first layer's ({first}) is {r:.1e}x the last hidden layer's ({last})"),
+        ),
+        _ => (
+            Status::Pass,
+            format!(
+                "all {total} parameters get finite, non-zero gradients{}",
+                layer_ratio
+                    .map(|(_, _, r)| format!(" (first/last hidden layer gradient ratio {r:.2})"))
+                    .unwrap_or_default()
+            ),
+        ),
+    }
+}
+
+/// The gradient profile: one point per parameter, so the dead ones show too. A gradient that
+/// is all zero, non-finite or absent is drawn at 0 (nothing to draw on a log axis) and its
+/// label says which.
+fn profile(rows: &[ParamGrad]) -> Series {
     let (points, labels) = rows
         .iter()
         .enumerate()
@@ -333,14 +384,13 @@ fn judge(rows: &[ParamGrad], cuts: &[String], opts: &Options) -> Finding {
             ([i as f64, value], label)
         })
         .unzip();
-    f.series.push(Series {
+    Series {
         name: "grad_norm".to_string(),
         x_label: "parameter".to_string(),
         y_label: "gradient L2 norm".to_string(),
         points,
         labels,
-    });
-    f
+    }
 }
 
 fn row_line(r: &ParamGrad) -> String {

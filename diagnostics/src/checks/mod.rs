@@ -28,6 +28,7 @@
 //! ```
 
 pub mod batch_leak;
+pub mod buffers;
 pub mod class_balance;
 pub mod grad_flow;
 pub mod init_loss;
@@ -70,8 +71,12 @@ pub fn run_checks<M: DebugModel>(ids: &[CheckId], opts: &Options) -> Report {
     }
 }
 
-/// Run one check, catching errors and panics.
+/// Run one check, catching errors and panics. Past [`Options::deadline`] the check does not
+/// start, and a check stopped by it says so.
 pub fn run_one<M: DebugModel>(id: CheckId, opts: &Options) -> Finding {
+    if let Some(deadline) = opts.deadline.filter(|d| d.passed()) {
+        return error_finding(id, &deadline.message(), opts);
+    }
     let outcome = guard::catch(|| match id {
         CheckId::InitLoss => init_loss::init_loss::<M>(opts),
         CheckId::Overfit => overfit::overfit::<M>(opts),
@@ -83,6 +88,10 @@ pub fn run_one<M: DebugModel>(id: CheckId, opts: &Options) -> Finding {
     });
     match outcome {
         Ok(Ok(finding)) => finding,
+        Ok(Err(_)) if opts.timed_out() => {
+            let deadline = opts.deadline.expect("timed out means a deadline");
+            error_finding(id, &deadline.message(), opts)
+        }
         Ok(Err(err)) => error_finding(id, &format!("the model returned an error: {err}"), opts),
         Err(panic) => error_finding(id, &format!("the model panicked: {panic}"), opts),
     }

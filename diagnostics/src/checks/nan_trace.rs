@@ -24,6 +24,7 @@
 //! Read it bottom-up: the marked line is the culprit; the lines above are small and finite, so
 //! the NaN was made between `q`/`k` and the softmax (the scores and the mask), not inherited.
 
+use super::buffers;
 use super::fresh::{restoring, Fresh};
 use super::optimizer::CheckOptimizer;
 use super::read::stats;
@@ -77,13 +78,17 @@ fn run<M: DebugModel>(
     batch: &Batch,
     opts: &Options,
 ) -> Result<Finding> {
+    // Buffers are scanned like parameters but never stepped.
+    let split = buffers::split(model, params, batch)?;
+    let mut opt = CheckOptimizer::new(split.param_vars(), opts.learning_rate)?;
     let named = params.named();
-    let mut opt = CheckOptimizer::new(params.vars(), opts.learning_rate)?;
+    let buffer_names = split.buffer_names();
     let recorder = Recorder::start();
     let mut culprit = None;
     let mut max_abs = 0f32;
     let mut traced_modules = 0usize;
     for step in 0..NAN_TRACE_STEPS {
+        opts.check_deadline()?;
         // Token ids are not values that can overflow; only a float input is a frame.
         let own_frames = if batch.input.dtype().is_float() {
             record("input", "batch", None, &batch.input)?;
@@ -109,9 +114,12 @@ fn run<M: DebugModel>(
             break;
         }
         let grads = loss.backward()?;
-        if let Some((name, frame)) =
-            scan(&named, |v| grads.get(v.as_tensor()).cloned(), "gradient")?
-        {
+        if let Some((name, frame)) = scan(
+            &named,
+            &[],
+            |v| grads.get(v.as_tensor()).cloned(),
+            "gradient",
+        )? {
             culprit = Some(Culprit {
                 step,
                 before: recorder.frames(),
@@ -121,7 +129,12 @@ fn run<M: DebugModel>(
             break;
         }
         opt.step(&grads)?;
-        if let Some((name, frame)) = scan(&named, |v| Some(v.as_tensor().clone()), "parameter")? {
+        if let Some((name, frame)) = scan(
+            &named,
+            &buffer_names,
+            |v| Some(v.as_tensor().clone()),
+            "parameter",
+        )? {
             culprit = Some(Culprit {
                 step,
                 before: recorder.frames(),
@@ -141,10 +154,11 @@ fn run<M: DebugModel>(
     Ok(judge(culprit, max_abs, traced_modules, opts))
 }
 
-/// The first parameter (by name) whose `pick` (its value or its gradient) holds a NaN or an
-/// infinity, as a frame.
+/// The first variable (by name) whose `pick` (its value or its gradient) holds a NaN or an
+/// infinity, as a frame; a variable named in `buffers` is called a buffer, not `what`.
 fn scan(
     named: &[(String, candle_core::Var)],
+    buffers: &[&str],
     pick: impl Fn(&candle_core::Var) -> Option<candle_core::Tensor>,
     what: &'static str,
 ) -> Result<Option<(String, Frame)>> {
@@ -152,6 +166,11 @@ fn scan(
         let Some(t) = pick(var) else { continue };
         let [abs_min, abs_max, non_finite] = stats(&t)?;
         if non_finite > 0.0 {
+            let what = if buffers.contains(&name.as_str()) {
+                "buffer"
+            } else {
+                what
+            };
             let label = format!("{what} of {name}");
             return Ok(Some((
                 label.clone(),
@@ -189,6 +208,9 @@ fn judge(culprit: Option<Culprit>, max_abs: f32, traced: usize, opts: &Options) 
     let (status, summary, details) = match culprit {
         Some(c) => {
             let what = match &c.scanned {
+                Some(name) if c.frame.kind == "buffer" => format!(
+                    "`{name}` after a training step (the forward pass writes it, so the activations it averages overflowed)"
+                ),
                 Some(name) if c.frame.kind == "parameter" => format!(
                     "`{name}` after the optimizer step (the forward pass and the gradients were finite): the update overflowed or divided by zero"
                 ),

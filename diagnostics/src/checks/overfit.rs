@@ -27,6 +27,7 @@
 //! Training uses AdamW without weight decay at `Options::learning_rate` for up to
 //! `Options::steps` steps, stopping early once the batch is memorised.
 
+use super::buffers;
 use super::fresh::{restoring, Fresh};
 use super::loss::masked_cross_entropy;
 use super::optimizer::CheckOptimizer;
@@ -34,7 +35,7 @@ use super::read::{l2_norm, loss_value, scalar};
 use super::{next_after, show_command};
 use crate::init::ParamStore;
 use crate::model::{Batch, DebugModel, Task};
-use crate::options::Options;
+use crate::options::{Options, MAX_STEPS};
 use crate::report::{CheckId, Finding, Series, Status};
 use candle_core::{Result, Tensor, Var};
 
@@ -114,7 +115,10 @@ fn run<M: DebugModel>(
     opts: &Options,
 ) -> Result<Finding> {
     let classifies = M::task() != Task::Regression;
-    let vars = params.vars();
+    // Buffers (BatchNorm's running statistics) are not trained: the optimizer never sees them
+    // and the update ratio leaves them out.
+    let split = buffers::split(model, params, batch)?;
+    let vars = split.param_vars();
     let trainable = vars.iter().filter(|v| v.dtype().is_float()).count();
     if trainable == 0 {
         return Ok(Finding::new(
@@ -125,14 +129,16 @@ fn run<M: DebugModel>(
         .next(opts.check_command(CheckId::GradFlow)));
     }
     let mut opt = CheckOptimizer::new(vars, opts.learning_rate)?;
-    let mut losses: Vec<f64> = Vec::with_capacity(opts.steps + 1);
+    let total = opts.steps.max(1);
+    // One loss per step; the capacity is only a hint, so a huge `steps` cannot ask for it all.
+    let mut losses: Vec<f64> = Vec::with_capacity(total.min(MAX_STEPS).saturating_add(1));
     let mut start_ce = None;
     let mut end_ce = None;
-    let total = opts.steps.max(1);
-    let weights: Vec<(String, Var)> = params
-        .named()
-        .into_iter()
+    let weights: Vec<(String, Var)> = split
+        .params
+        .iter()
         .filter(|(_, v)| v.dtype().is_float() && v.rank() >= 2)
+        .cloned()
         .collect();
     let before = weights
         .iter()
@@ -140,6 +146,7 @@ fn run<M: DebugModel>(
         .collect::<Result<Vec<_>>>()?;
     let mut updates = Vec::new();
     for step in 0..=total {
+        opts.check_deadline()?;
         let output = model.forward(&batch.input, true)?;
         let loss = model.loss(&output, &batch.targets)?;
         let value = loss_value(&loss)?;
@@ -200,24 +207,18 @@ fn judge(
     classifies: bool,
     opts: &Options,
 ) -> Finding {
-    let steps = losses.len() - 1;
-    let first = losses[0];
-    let tail = &losses[losses.len().saturating_sub(OVERFIT_TAIL)..];
-    let last = tail.iter().copied().fold(f64::INFINITY, f64::min);
-    let ratio = last / first;
-    let bad_step = losses.iter().position(|l| !l.is_finite());
-    let update = updates.get(updates.len() / 2).map(|u| u.1);
-    let quarter = last_quarter_ratio(losses);
-    let still_falling = quarter.filter(|&q| q < OVERFIT_STALL_RATIO);
-    let step_too_large = update.filter(|&u| u > OVERFIT_UPDATE_RATIO);
-    let step_note = step_too_large
-        .map(|u| {
-            format!(
-                "; the first step moved the weights by {:.0}% of their size (median over weight matrices): the step is far too large for them",
-                100.0 * u
-            )
-        })
-        .unwrap_or_default();
+    let curve = measure(losses, updates);
+    let Curve {
+        steps,
+        first,
+        last,
+        ratio,
+        bad_step,
+        still_falling,
+        step_too_large,
+        ref step_note,
+        ..
+    } = curve;
     let (status, why, summary) = if let Some(k) = bad_step {
         let when = if k == 0 {
             "before any update".to_string()
@@ -293,19 +294,85 @@ fn judge(
             format!("plateau: the loss fell only from {first:.3} to {last:.3} ({:.0}% of start) in {steps} steps; too little capacity, or a bug that caps it (softmax before the loss, frozen or detached parameters)", 100.0 * ratio),
         )
     };
-    let next = match why {
-        None if status == Status::Pass => next_after(ID, opts),
-        Some(Why::Numerics) => opts.check_command(CheckId::NanTrace),
-        Some(Why::Plateau) => opts.check_command(CheckId::GradFlow),
-        Some(Why::NoSignal) => opts.check_command(CheckId::LabelMask),
-        Some(Why::Slow) => format!(
-            "{} --steps {}",
-            opts.check_command(ID),
-            5 * opts.steps.max(1)
-        ),
-        _ => show_command(ID),
-    };
-    let mut f = Finding::new(ID, status, summary)
+    let next = next_command(why, status, opts);
+    let f = Finding::new(ID, status, summary).next(next);
+    with_numbers(f, &curve, losses, updates, (start_ce, end_ce), why, opts)
+}
+
+/// What the loss curve and the first step's update say, before any verdict.
+struct Curve {
+    steps: usize,
+    first: f64,
+    /// The smallest of the last few losses.
+    last: f64,
+    ratio: f64,
+    /// The first step whose loss is NaN or infinite.
+    bad_step: Option<usize>,
+    quarter: Option<f64>,
+    still_falling: Option<f64>,
+    step_too_large: Option<f64>,
+    /// "; the first step moved the weights by ..." when it was too large, else "".
+    step_note: String,
+}
+
+fn measure(losses: &[f64], updates: &[(String, f64)]) -> Curve {
+    let steps = losses.len() - 1;
+    let first = losses[0];
+    let tail = &losses[losses.len().saturating_sub(OVERFIT_TAIL)..];
+    // NaN only when the whole tail is NaN (`f64::min` would skip it and leave +inf).
+    let last = tail
+        .iter()
+        .copied()
+        .filter(|l| !l.is_nan())
+        .reduce(f64::min)
+        .unwrap_or(f64::NAN);
+    let ratio = last / first;
+    let bad_step = losses.iter().position(|l| !l.is_finite());
+    let update = updates.get(updates.len() / 2).map(|u| u.1);
+    let quarter = last_quarter_ratio(losses);
+    let still_falling = quarter.filter(|&q| q < OVERFIT_STALL_RATIO);
+    let step_too_large = update.filter(|&u| u > OVERFIT_UPDATE_RATIO);
+    let step_note = step_too_large
+        .map(|u| {
+            format!(
+                "; the first step moved the weights by {:.0}% of their size (median over weight matrices): the step is far too large for them",
+                100.0 * u
+            )
+        })
+        .unwrap_or_default();
+    Curve {
+        steps,
+        first,
+        last,
+        ratio,
+        bad_step,
+        quarter,
+        still_falling,
+        step_too_large,
+        step_note,
+    }
+}
+
+/// The finding's numbers, its `why` line and the loss curve.
+fn with_numbers(
+    f: Finding,
+    curve: &Curve,
+    losses: &[f64],
+    updates: &[(String, f64)],
+    ce: (Option<f64>, Option<f64>),
+    why: Option<Why>,
+    opts: &Options,
+) -> Finding {
+    let Curve {
+        steps,
+        first,
+        last,
+        ratio,
+        quarter,
+        ..
+    } = *curve;
+    let (start_ce, end_ce) = ce;
+    let mut f = f
         .metric("loss_start", first)
         .metric("loss_end", last)
         .metric("ratio", ratio)
@@ -316,8 +383,7 @@ fn judge(
             updates.get(updates.len() / 2).map_or(f64::NAN, |u| u.1),
         )
         .metric("update_ratio_max", updates.last().map_or(f64::NAN, |u| u.1))
-        .metric("last_quarter_ratio", quarter.unwrap_or(f64::NAN))
-        .next(next);
+        .metric("last_quarter_ratio", quarter.unwrap_or(f64::NAN));
     if let Some(ce) = start_ce {
         f = f.metric("cross_entropy_start", ce);
     }
@@ -339,4 +405,44 @@ fn judge(
         labels: Vec::new(),
     });
     f
+}
+
+/// Where to go after a verdict: the check that explains the way it failed.
+fn next_command(why: Option<Why>, status: Status, opts: &Options) -> String {
+    match why {
+        None if status == Status::Pass => next_after(ID, opts),
+        Some(Why::Numerics) => opts.check_command(CheckId::NanTrace),
+        Some(Why::Plateau) => opts.check_command(CheckId::GradFlow),
+        Some(Why::NoSignal) => opts.check_command(CheckId::LabelMask),
+        // More steps, within what `--steps` accepts.
+        Some(Why::Slow) => format!(
+            "{} --steps {}",
+            opts.check_command(ID),
+            opts.steps.max(1).saturating_mul(5).min(MAX_STEPS)
+        ),
+        _ => show_command(ID),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loss_that_is_nan_from_the_start_ends_nan_not_infinite() {
+        let f = judge(&[f64::NAN], &[], None, None, true, &Options::default());
+        assert_eq!(f.status, Status::Fail);
+        assert!(f.summary.starts_with("numerics"), "{}", f.summary);
+        assert!(f.metrics["loss_end"].is_nan(), "{:?}", f.metrics);
+        // A NaN at the end of a finite run: the last finite losses are the end.
+        let f = judge(
+            &[2.0, 1.0, f64::NAN],
+            &[],
+            None,
+            None,
+            true,
+            &Options::default(),
+        );
+        assert_eq!(f.metrics["loss_end"], 1.0);
+    }
 }

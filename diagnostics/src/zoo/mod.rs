@@ -8,6 +8,7 @@
 //! Every model uses the traced layers of [`crate::nn`], so nan-trace and grad-flow can name
 //! modules. Batches come from [`crate::rng::SeededRng`]: the same seed gives the same batch.
 
+pub mod batch_norm;
 pub mod cnn;
 pub mod data;
 pub mod layers;
@@ -21,6 +22,7 @@ pub mod tiny_gpt_twins;
 use crate::checks::run_checks;
 use crate::options::Options;
 use crate::report::{CheckId, Report};
+use batch_norm::{BnCnn, BnMlp};
 use cnn::Cnn;
 use mlp::Mlp;
 use tiny_gpt::TinyGpt;
@@ -75,6 +77,9 @@ static ZOO: &[ZooModel] = &[
     clean("mlp", run_checks::<Mlp<mlp::Clean>>),
     clean("cnn", run_checks::<Cnn<cnn::Clean>>),
     clean("tiny-gpt", run_checks::<TinyGpt<tiny_gpt::Clean>>),
+    clean("mlp-batchnorm", run_checks::<BnMlp<true>>),
+    clean("mlp-batchnorm-no-affine", run_checks::<BnMlp<false>>),
+    clean("cnn-batchnorm", run_checks::<BnCnn<true>>),
     twin(
         "cnn-unnormalised",
         "cnn",

@@ -29,7 +29,8 @@ impl Reader<'_> {
             self.problem(start, "symptoms table row is not closed with `|`");
         }
         let mut cells = cells.into_iter();
-        let symptom = normalise(&cells.next().map(|c| c.text).unwrap_or_default());
+        let cell = normalise(&cells.next().map(|c| c.text).unwrap_or_default());
+        let (symptom, id) = super::super::symptom_id::split(&cell);
         let hypotheses: Vec<String> = cells
             .next()
             .map(|c| c.text)
@@ -47,6 +48,9 @@ impl Reader<'_> {
             .collect();
         if symptom.is_empty() {
             self.problem(start, "symptoms table row without a symptom");
+        }
+        if id.is_none() {
+            self.problem(start, super::super::symptom_id::MISSING);
         }
         if hypotheses.is_empty() {
             self.problem(
@@ -72,6 +76,8 @@ impl Reader<'_> {
             });
         let location = self.at(start);
         self.out.symptoms.push(Symptom {
+            id_given: id.is_some(),
+            id: id.unwrap_or_else(|| super::super::symptom_id::fallback(&symptom)),
             symptom,
             hypotheses,
             commands,

@@ -124,7 +124,7 @@ fn check_mentions_are_collected_with_lines() {
     assert_eq!(ids, [("overfitt", 3), ("grad-flow", 6)]);
 }
 
-const TABLE: &str = "## Symptoms {#symptoms}\n\n| Symptom | Hypotheses (most likely first) | Checks |\n|---|---|---|\n| Loss is NaN | lr too high; fp16 overflow | `mldebug check nan-trace --model m` |\n| Loss is 0 | all masked | `mldebug check label-mask --model m` `mldebug check overfit --model m` |\n\n## Next {#next}\n";
+const TABLE: &str = "## Symptoms {#symptoms}\n\n| Symptom | Hypotheses (most likely first) | Checks |\n|---|---|---|\n| Loss is NaN {#loss-nan} | lr too high; fp16 overflow | `mldebug check nan-trace --model m` |\n| Loss is 0 {#loss-zero} | all masked | `mldebug check label-mask --model m` `mldebug check overfit --model m` |\n\n## Next {#next}\n";
 
 #[test]
 fn symptom_rows_are_parsed() {
@@ -134,11 +134,24 @@ fn symptom_rows_are_parsed() {
     assert_eq!(p.symptoms.len(), 2);
     let s = &p.symptoms[0];
     assert_eq!(s.symptom, "Loss is NaN");
+    assert_eq!((s.id.as_str(), s.id_given), ("loss-nan", true));
     assert_eq!(s.hypotheses, ["lr too high", "fp16 overflow"]);
     assert_eq!(s.commands, ["mldebug check nan-trace --model m"]);
     assert_eq!(s.checks, [CheckId::NanTrace]);
     assert_eq!(s.location.line, 5);
     assert_eq!(p.symptoms[1].checks, [CheckId::LabelMask, CheckId::Overfit]);
+    let p = parse("PLAYBOOK.md", &TABLE.replace(" {#loss-zero}", ""));
+    assert_eq!(
+        messages(&p),
+        [format!(
+            "PLAYBOOK.md:6: {}",
+            super::super::symptom_id::MISSING
+        )]
+    );
+    assert_eq!(
+        (p.symptoms[1].id.as_str(), p.symptoms[1].id_given),
+        ("loss-is-0", false)
+    );
 }
 
 #[test]

@@ -2,13 +2,23 @@
 //!
 //! Stable: tools outside this project read it. Change it only by adding fields, and bump
 //! [`SCHEMA_VERSION`] for anything else.
+//!
+//! Numbers: every number of a finding (its `metrics` and its `series` points) may be NaN or
+//! infinite — a loss that blew up is a finding, not an accident. JSON has neither, so a finite
+//! value is a JSON number and a non-finite one is the string `"NaN"`, `"inf"` or `"-inf"`
+//! ([`non_finite`]). Readers also take `null` as NaN (what schema 1 wrote).
+//!
+//! Versions: 2 writes non-finite numbers as those strings everywhere (schema 1 wrote `null` in
+//! series points, which no reader could take back as a number).
+
+pub mod non_finite;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 
 /// A check's stable id, as typed on the command line (`mldebug check <id>`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -124,7 +134,7 @@ pub struct Finding {
     pub summary: String,
     /// The numbers behind the verdict. Non-finite values are written as the strings
     /// `"NaN"`, `"inf"` and `"-inf"` (JSON has no such numbers).
-    #[serde(with = "finite_or_string")]
+    #[serde(with = "non_finite::map")]
     pub metrics: BTreeMap<String, f64>,
     /// Further lines: per-parameter rows, the frames before a NaN, ...
     pub details: Vec<String>,
@@ -138,13 +148,15 @@ pub struct Finding {
     pub series: Vec<Series>,
 }
 
-/// One curve of a finding: `points` are `[x, y]`; `labels`, when present, name each point
-/// (grad-flow: the parameter names, in the same order as the points).
+/// One curve of a finding: `points` are `[x, y]` (either may be NaN or infinite, written as in
+/// [`non_finite`]); `labels`, when present, name each point (grad-flow: the parameter names, in
+/// the same order as the points).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
     pub name: String,
     pub x_label: String,
     pub y_label: String,
+    #[serde(with = "non_finite::points")]
     pub points: Vec<[f64; 2]>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
@@ -153,6 +165,7 @@ pub struct Series {
 /// The result of `run_checks`: the `--json` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    /// [`SCHEMA_VERSION`] of the library that wrote it.
     pub schema_version: u32,
     pub model: String,
     pub device: String,
@@ -220,66 +233,5 @@ impl Report {
             .map(|f| f.status)
             .max_by_key(|s| rank(*s))
             .unwrap_or(Status::Pass)
-    }
-}
-
-mod finite_or_string {
-    use serde::de::{self, Deserializer, MapAccess, Visitor};
-    use serde::ser::{SerializeMap, Serializer};
-    use std::collections::BTreeMap;
-    use std::fmt;
-
-    pub fn serialize<S: Serializer>(m: &BTreeMap<String, f64>, s: S) -> Result<S::Ok, S::Error> {
-        let mut map = s.serialize_map(Some(m.len()))?;
-        for (k, v) in m {
-            if v.is_finite() {
-                map.serialize_entry(k, v)?;
-            } else if v.is_nan() {
-                map.serialize_entry(k, "NaN")?;
-            } else if *v > 0.0 {
-                map.serialize_entry(k, "inf")?;
-            } else {
-                map.serialize_entry(k, "-inf")?;
-            }
-        }
-        map.end()
-    }
-
-    #[derive(serde::Deserialize)]
-    #[serde(untagged)]
-    enum Num {
-        F(f64),
-        S(String),
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = BTreeMap<String, f64>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a map of metric names to numbers")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut a: A) -> Result<Self::Value, A::Error> {
-                let mut out = BTreeMap::new();
-                while let Some((k, v)) = a.next_entry::<String, Num>()? {
-                    let v = match v {
-                        Num::F(x) => x,
-                        Num::S(s) => match s.as_str() {
-                            "NaN" => f64::NAN,
-                            "inf" => f64::INFINITY,
-                            "-inf" => f64::NEG_INFINITY,
-                            other => {
-                                return Err(de::Error::custom(format!(
-                                    "metric `{k}`: `{other}` is not a number"
-                                )))
-                            }
-                        },
-                    };
-                    out.insert(k, v);
-                }
-                Ok(out)
-            }
-        }
-        d.deserialize_map(V)
     }
 }

@@ -8,17 +8,19 @@
 //! Rust types, so an installed `mldebug` works with the library version a user's lockfile pins;
 //! [`PROTOCOL`] names the version of that conversation.
 //!
+//! [`debug_model!`] and the batch it draws live in `one_line`.
+//!
 //! Not for: locating, generating or building the harness crate (that is the CLI's job).
 
-use crate::model::{Batch, DebugModel};
-use crate::options::{Options, Progress, ProgressEvent};
+use crate::model::DebugModel;
+use crate::options::{Deadline, Options, Progress, ProgressEvent, MAX_STEPS, MAX_TIMEOUT_S};
 use crate::report::{CheckId, Finding, Report, Status};
-use crate::rng::SeededRng;
-use candle_core::{Device, Tensor};
+use candle_core::Device;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 /// The version of the request/report conversation between the CLI and a harness.
 pub const PROTOCOL: u32 = 1;
@@ -45,6 +47,10 @@ pub struct Request {
     pub seed: u64,
     /// Optimizer steps for the checks that train; `None` keeps the library default.
     pub steps: Option<usize>,
+    /// Seconds the checks may take ([`Options::deadline`]); `None` = no limit. Added without a
+    /// protocol change: a harness that does not know it ignores it (the CLI still kills it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_s: Option<u64>,
 }
 
 /// One progress line: where a harness is.
@@ -55,6 +61,8 @@ pub struct ProgressLine {
     pub index: usize,
     pub step: usize,
     pub total: usize,
+    /// A NaN or infinite loss is written as in the report ([`crate::report::non_finite`]).
+    #[serde(with = "crate::report::non_finite::option")]
     pub loss: Option<f64>,
 }
 
@@ -135,7 +143,20 @@ pub fn options_for(request: &Request) -> Result<Options, String> {
         ..Options::default()
     };
     if let Some(steps) = request.steps {
+        if !(1..=MAX_STEPS).contains(&steps) {
+            return Err(format!(
+                "steps: {steps} is out of range; the checks take 1 to {MAX_STEPS} steps"
+            ));
+        }
         opts.steps = steps;
+    }
+    if let Some(seconds) = request.timeout_s {
+        if !(1..=MAX_TIMEOUT_S).contains(&seconds) {
+            return Err(format!(
+                "timeout: {seconds} s is out of range; 1 to {MAX_TIMEOUT_S} s"
+            ));
+        }
+        opts.deadline = Some(Deadline::after(Duration::from_secs(seconds)));
     }
     Ok(opts)
 }
@@ -164,9 +185,20 @@ pub fn parse_device(s: &str) -> Result<Device, String> {
     }
 }
 
+/// The report as the harness writes it (and `--json` prints it): pretty JSON, non-finite
+/// numbers as `"NaN"`, `"inf"`, `"-inf"` ([`crate::report::non_finite`]).
+pub fn report_to_json(report: &Report) -> Result<String, String> {
+    serde_json::to_string_pretty(report).map_err(|e| format!("report: {e}"))
+}
+
+/// A report as the CLI reads it back from a harness.
+pub fn report_from_json(text: &str) -> Result<Report, String> {
+    serde_json::from_str(text).map_err(|e| e.to_string())
+}
+
 /// Write `report` to `path` through a temporary file, so a reader never sees half a report.
 fn write_report(path: &Path, report: &Report) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(report).map_err(|e| format!("report: {e}"))?;
+    let json = report_to_json(report)?;
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, json).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))
@@ -247,216 +279,12 @@ pub fn describe(f: &Finding) -> String {
     s
 }
 
-// ---------------------------------------------------------------------------------------------
-// debug_model!: the one-line DebugModel for a plain classifier
-
-/// A deterministic classification batch: `input` drawn from N(0, 1) with `shape`, and one class
-/// id in `0..classes` per row (`shape[0]` rows, every class as often as the batch allows, in a
-/// seeded order). The same seed gives the same batch.
-///
-/// This is what [`debug_model!`] generates `DebugModel::batch` from.
-pub fn classification_batch(
-    shape: &[usize],
-    classes: usize,
-    device: &Device,
-    seed: u64,
-) -> candle_core::Result<Batch> {
-    if shape.is_empty() || classes == 0 {
-        candle_core::bail!(
-            "debug_model!: `input` needs a batch dimension and `classes` must be > 0"
-        );
-    }
-    let mut rng = SeededRng::derive(seed, "batch");
-    let n: usize = shape.iter().product();
-    let input: Vec<f32> = (0..n).map(|_| rng.normal() as f32).collect();
-    // Balanced, then shuffled: random labels on a small batch can leave a class empty, which
-    // is a data problem the model does not have.
-    let mut targets: Vec<i64> = (0..shape[0]).map(|i| (i % classes) as i64).collect();
-    for i in (1..targets.len()).rev() {
-        targets.swap(i, rng.below(i as u64 + 1) as usize);
-    }
-    Ok(Batch {
-        input: Tensor::from_vec(input, shape, device)?,
-        targets: Tensor::from_vec(targets, shape[0], device)?,
-    })
-}
-
-/// Implement [`DebugModel`] for a plain classifier in one line.
-///
-/// ```
-/// use candle_core::{Result, Tensor};
-/// use candle_nn::{linear, Linear, Module, VarBuilder};
-///
-/// pub struct Net { fc: Linear }
-///
-/// impl Net {
-///     pub fn new(vb: VarBuilder) -> Result<Net> {
-///         Ok(Net { fc: linear(784, 10, vb.pp("fc"))? })
-///     }
-/// }
-///
-/// impl Module for Net {
-///     fn forward(&self, xs: &Tensor) -> Result<Tensor> {
-///         self.fc.forward(xs)
-///     }
-/// }
-///
-/// mldebug_diagnostics::debug_model!(Net, new = Net::new, input = [32, 784], classes = 10);
-/// ```
-///
-/// - `new`: a function `fn(VarBuilder) -> candle_core::Result<Net>` that takes every trainable
-///   parameter from the `VarBuilder` (as candle's `linear(.., vb.pp("fc1"))` does);
-/// - `input`: the shape of one batch (the first dimension is the batch size); inputs are drawn
-///   from N(0, 1) with the check's seed;
-/// - `classes`: the number of classes; targets are balanced class ids shuffled with the same
-///   seed, and the loss is the default mean cross-entropy.
-///
-/// The forward pass is the model's `candle_nn::Module` impl. A model whose forward is an
-/// inherent method `fn forward(&self, &Tensor) -> candle_core::Result<Tensor>` (or any other
-/// name) says so after `classes`: `forward = Net::forward`. Anything else (masks, token ids, a
-/// custom loss): implement [`DebugModel`] by hand.
-#[macro_export]
-macro_rules! debug_model {
-    ($ty:ty, new = $new:expr, input = [$($dim:expr),+ $(,)?], classes = $classes:expr $(,)?) => {
-        $crate::debug_model!(@impl $ty, $new, [$($dim),+], $classes, |m: &$ty, x| {
-            <$ty as $crate::candle_nn::Module>::forward(m, x)
-        });
-    };
-    ($ty:ty, new = $new:expr, input = [$($dim:expr),+ $(,)?], classes = $classes:expr,
-     forward = $forward:expr $(,)?) => {
-        $crate::debug_model!(@impl $ty, $new, [$($dim),+], $classes, |m: &$ty, x| ($forward)(m, x));
-    };
-    (@impl $ty:ty, $new:expr, [$($dim:expr),+], $classes:expr, $fwd:expr) => {
-        impl $crate::DebugModel for $ty {
-            fn build(vb: $crate::candle_nn::VarBuilder) -> $crate::candle_core::Result<Self> {
-                ($new)(vb)
-            }
-            fn batch(
-                device: &$crate::candle_core::Device,
-                seed: u64,
-            ) -> $crate::candle_core::Result<$crate::Batch> {
-                $crate::harness::classification_batch(&[$($dim),+], $classes, device, seed)
-            }
-            fn forward(
-                &self,
-                input: &$crate::candle_core::Tensor,
-                _train: bool,
-            ) -> $crate::candle_core::Result<$crate::candle_core::Tensor> {
-                let forward: fn(
-                    &$ty,
-                    &$crate::candle_core::Tensor,
-                ) -> $crate::candle_core::Result<$crate::candle_core::Tensor> = $fwd;
-                forward(self, input)
-            }
-        }
-    };
-}
+mod one_line;
+pub use one_line::classification_batch;
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use candle_core::{DType, Module};
-    use candle_nn::{linear, Linear, VarBuilder, VarMap};
-
-    /// A model whose forward is only `Module::forward`.
-    struct ByModule(Linear);
-    impl ByModule {
-        fn new(vb: VarBuilder) -> candle_core::Result<Self> {
-            Ok(ByModule(linear(4, 3, vb.pp("fc"))?))
-        }
-    }
-    impl Module for ByModule {
-        fn forward(&self, xs: &Tensor) -> candle_core::Result<Tensor> {
-            self.0.forward(xs)
-        }
-    }
-    crate::debug_model!(ByModule, new = ByModule::new, input = [8, 4], classes = 3);
-
-    /// A model whose forward is an inherent method.
-    struct ByMethod(Linear);
-    impl ByMethod {
-        fn new(vb: VarBuilder) -> candle_core::Result<Self> {
-            Ok(ByMethod(linear(4, 3, vb.pp("fc"))?))
-        }
-        fn forward(&self, xs: &Tensor) -> candle_core::Result<Tensor> {
-            self.0.forward(xs)?.affine(2.0, 0.0)
-        }
-    }
-    crate::debug_model!(
-        ByMethod,
-        new = ByMethod::new,
-        input = [8, 4],
-        classes = 3,
-        forward = ByMethod::forward,
-    );
-
-    /// A model naming its own forward.
-    struct Named(Linear);
-    impl Named {
-        fn logits(&self, xs: &Tensor) -> candle_core::Result<Tensor> {
-            self.0.forward(xs)
-        }
-    }
-    crate::debug_model!(
-        Named,
-        new = |vb: VarBuilder| Ok(Named(linear(4, 3, vb.pp("fc"))?)),
-        input = [8, 4],
-        classes = 3,
-        forward = Named::logits,
-    );
-
-    fn build<M: DebugModel>() -> (M, Batch) {
-        let vm = VarMap::new();
-        let vb = VarBuilder::from_varmap(&vm, DType::F32, &Device::Cpu);
-        (M::build(vb).unwrap(), M::batch(&Device::Cpu, 7).unwrap())
-    }
-
-    #[test]
-    fn macro_covers_module_and_named_forwards() {
-        let (m, b) = build::<ByModule>();
-        assert_eq!(
-            DebugModel::forward(&m, &b.input, true).unwrap().dims(),
-            &[8, 3]
-        );
-        let (m, b) = build::<ByMethod>();
-        let doubled = DebugModel::forward(&m, &b.input, true).unwrap();
-        let plain = m.0.forward(&b.input).unwrap();
-        let diff = (doubled - plain.affine(2.0, 0.0).unwrap())
-            .unwrap()
-            .abs()
-            .unwrap()
-            .sum_all()
-            .unwrap()
-            .to_scalar::<f32>()
-            .unwrap();
-        assert_eq!(
-            diff, 0.0,
-            "`forward = ByMethod::forward` must be the one called"
-        );
-        let (m, b) = build::<Named>();
-        assert_eq!(m.forward(&b.input, false).unwrap().dims(), &[8, 3]);
-    }
-
-    #[test]
-    fn batches_are_deterministic_per_seed_and_in_range() {
-        let a = ByModule::batch(&Device::Cpu, 3).unwrap();
-        let b = ByModule::batch(&Device::Cpu, 3).unwrap();
-        let c = ByModule::batch(&Device::Cpu, 4).unwrap();
-        let v = |t: &Tensor| t.flatten_all().unwrap().to_vec1::<f32>().unwrap();
-        assert_eq!(v(&a.input), v(&b.input));
-        assert_ne!(v(&a.input), v(&c.input));
-        let ids = a.targets.to_vec1::<i64>().unwrap();
-        assert_eq!(ids.len(), 8);
-        let mut counts = [0; 3];
-        ids.iter().for_each(|&i| counts[i as usize] += 1);
-        assert_eq!(counts.iter().sum::<usize>(), 8);
-        assert!(
-            counts.iter().all(|&c| c == 2 || c == 3),
-            "balanced: {counts:?}"
-        );
-        let mean = v(&a.input).iter().sum::<f32>() / 32.0;
-        assert!(mean.abs() < 1.0, "N(0,1) inputs, mean {mean}");
-    }
 
     fn finding(status: Status) -> Finding {
         Finding {
@@ -506,6 +334,47 @@ mod tests {
             msg.starts_with("1 of 2 mldebug checks on crate::Net did not pass"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn requests_out_of_range_are_refused_and_a_timeout_becomes_a_deadline() {
+        let request = |steps, timeout_s| Request {
+            protocol: PROTOCOL,
+            model: "crate::Net".into(),
+            checks: vec![CheckId::Overfit],
+            device: "cpu".into(),
+            seed: 0,
+            steps,
+            timeout_s,
+        };
+        let e = options_for(&request(Some(usize::MAX), None)).unwrap_err();
+        assert!(e.contains("the checks take 1 to 100000 steps"), "{e}");
+        let e = options_for(&request(None, Some(0))).unwrap_err();
+        assert!(e.contains("1 to 86400 s"), "{e}");
+        let opts = options_for(&request(Some(7), Some(60))).unwrap();
+        assert_eq!(opts.steps, 7);
+        assert_eq!(opts.deadline.unwrap().limit().as_secs(), 60);
+        // A request from a CLI that does not send a timeout still reads.
+        let old = r#"{"protocol":1,"model":"m","checks":[],"device":"cpu","seed":0,"steps":null}"#;
+        assert_eq!(
+            serde_json::from_str::<Request>(old).unwrap().timeout_s,
+            None
+        );
+    }
+
+    #[test]
+    fn a_nan_loss_in_a_progress_line_reads_back() {
+        let line = ProgressLine {
+            check: CheckId::Overfit,
+            index: 0,
+            step: 3,
+            total: 9,
+            loss: Some(f64::NAN),
+        };
+        let text = serde_json::to_string(&line).unwrap();
+        assert!(text.contains(r#""loss":"NaN""#), "{text}");
+        let back: ProgressLine = serde_json::from_str(&text).unwrap();
+        assert!(back.loss.unwrap().is_nan());
     }
 
     #[test]
