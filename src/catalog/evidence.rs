@@ -6,6 +6,7 @@
 
 use super::model::{Excerpt, Location, Problem, QuoteStatus, Source};
 use serde::Deserialize;
+use std::collections::HashMap;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -89,17 +90,23 @@ pub fn parse(path: &str, text: &str) -> Result<Source, Problem> {
 }
 
 /// The 1-based line of `- id: <id>` (or `id: <id>`) in an evidence file, for messages about
-/// one excerpt; line 1 when it cannot be found.
+/// one excerpt; line 1 when it cannot be found. For many ids, build [`id_lines`] once.
 pub fn line_of_id(text: &str, id: &str) -> usize {
-    text.lines()
-        .position(|l| {
-            let l = l.trim_start().trim_start_matches("- ").trim();
-            l.strip_prefix("id:")
-                .map(|v| v.trim().trim_matches(['\'', '"']) == id)
-                .unwrap_or(false)
-        })
-        .map(|i| i + 1)
-        .unwrap_or(1)
+    id_lines(text).get(id).copied().unwrap_or(1)
+}
+
+/// The 1-based line of the first `- id: <id>` (or `id: <id>`) of every id in an evidence file,
+/// in one pass over the text.
+pub fn id_lines(text: &str) -> HashMap<&str, usize> {
+    let mut out = HashMap::new();
+    for (i, l) in text.lines().enumerate() {
+        let l = l.trim_start().trim_start_matches("- ").trim();
+        if let Some(v) = l.strip_prefix("id:") {
+            out.entry(v.trim().trim_matches(['\'', '"']))
+                .or_insert(i + 1);
+        }
+    }
+    out
 }
 
 #[cfg(test)]

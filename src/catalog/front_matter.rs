@@ -3,8 +3,9 @@
 //! 1–1024 characters with no angle brackets; no keys beyond the spec's; the body stays under 500
 //! lines.
 
+use super::limits::shown;
 use super::model::{FrontMatter, Location, Problem};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// The spec's limit on `name`.
 pub const NAME_MAX: usize = 64;
@@ -67,14 +68,14 @@ pub fn check(file: &str, text: &str) -> (Option<FrontMatter>, Vec<Problem>) {
             )],
         );
     };
-    let line_of = |key: &str| {
-        split
-            .yaml
-            .lines()
-            .position(|l| l.starts_with(&format!("{key}:")))
-            .map(|i| i + split.yaml_line)
-            .unwrap_or(split.yaml_line)
-    };
+    // The line of each top-level key, found in one pass (a key's first line wins).
+    let mut key_lines: HashMap<&str, usize> = HashMap::new();
+    for (i, l) in split.yaml.lines().enumerate() {
+        if let Some((key, _)) = l.split_once(':') {
+            key_lines.entry(key).or_insert(i + split.yaml_line);
+        }
+    }
+    let line_of = |key: &str| key_lines.get(key).copied().unwrap_or(split.yaml_line);
     let map: BTreeMap<String, serde_norway::Value> = match serde_norway::from_str(split.yaml) {
         Ok(m) => m,
         Err(e) => {
@@ -94,7 +95,8 @@ pub fn check(file: &str, text: &str) -> (Option<FrontMatter>, Vec<Problem>) {
             problems.push(at(
                 line_of(key),
                 format!(
-                    "front matter key `{key}` is not in the agent-skill spec (allowed: {}); put extra data under `metadata`",
+                    "front matter key `{}` is not in the agent-skill spec (allowed: {}); put extra data under `metadata`",
+                    shown(key),
                     ALLOWED_KEYS.join(", ")
                 ),
             ));
@@ -112,7 +114,7 @@ pub fn check(file: &str, text: &str) -> (Option<FrontMatter>, Vec<Problem>) {
             if let Err(why) = check_name(n) {
                 problems.push(at(
                     line_of("name"),
-                    format!("front matter `name: {n}` {why}"),
+                    format!("front matter `name: {}` {why}", shown(n)),
                 ));
             }
         }

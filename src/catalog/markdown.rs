@@ -2,10 +2,18 @@
 //! following README "Markdown conventions". Structural mistakes (a block quote without a source,
 //! a broken symptoms table) become [`Problem`]s with the file and line; nothing here reads files.
 
+mod quotes;
+mod scan;
+mod symptoms;
+
+pub use scan::{check_ids_in, footnote_labels_in, normalise};
+
+use super::limits::{escape_cut, MAX_MESSAGE_CHARS};
 use super::lines::LineIndex;
 use super::model::{CheckMention, Entry, Footnote, Location, Problem, Quote, Symptom};
 use mldebug_diagnostics::CheckId;
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use std::collections::HashSet;
 use std::ops::Range;
 
 /// The id of the PLAYBOOK heading whose table lists the symptoms.
@@ -37,6 +45,8 @@ pub struct FileParse {
     pub symptoms: Vec<Symptom>,
     /// Whether the file has a `{#symptoms}` heading.
     pub has_symptoms_heading: bool,
+    /// The destination of every link and image, as written, with its place.
+    pub links: Vec<(String, Location)>,
     pub problems: Vec<Problem>,
 }
 
@@ -99,6 +109,8 @@ struct Reader<'a> {
     inline: String,
     inline_start: usize,
     in_metadata: bool,
+    /// (entry, command) pairs already recorded, so a repeated command costs one lookup.
+    seen_commands: HashSet<(usize, String)>,
 }
 
 /// Parse one Markdown file; `path` is relative to the catalog root.
@@ -120,6 +132,7 @@ pub fn parse(path: &str, text: &str) -> FileParse {
         inline: String::new(),
         inline_start: 0,
         in_metadata: false,
+        seen_commands: HashSet::new(),
     };
     for (event, range) in Parser::new_ext(text, options()).into_offset_iter() {
         r.event(event, range);
@@ -190,6 +203,10 @@ impl<'a> Reader<'a> {
             }
             Tag::FootnoteDefinition(label) => {
                 self.footnote = Some((label.to_string(), String::new(), range.start));
+            }
+            Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => {
+                let location = self.at(range.start);
+                self.out.links.push((dest_url.to_string(), location));
             }
             Tag::CodeBlock(_) => self.in_code_block = true,
             Tag::MetadataBlock(_) => self.in_metadata = true,
@@ -314,7 +331,14 @@ impl<'a> Reader<'a> {
         else {
             return;
         };
-        let title = normalise(&title);
+        let mut title = normalise(&title);
+        if title.chars().count() > MAX_MESSAGE_CHARS {
+            title = escape_cut(&title, MAX_MESSAGE_CHARS);
+            self.problem(
+                start,
+                format!("heading longer than {MAX_MESSAGE_CHARS} characters"),
+            );
+        }
         while self.stack.last().is_some_and(|h| h.level >= level) {
             self.stack.pop();
         }
@@ -357,65 +381,6 @@ impl<'a> Reader<'a> {
             title,
             entry,
         });
-    }
-
-    fn end_quote(&mut self, q: OpenQuote) {
-        let text = normalise(&q.text);
-        let literal = normalise(&q.literal);
-        let Some(source) = q.source else {
-            self.problem(
-                q.start,
-                "block quote without a source: end it with a footnote reference, e.g. `> The words.[^source-id]`",
-            );
-            return;
-        };
-        if q.extra_sources > 0 {
-            self.problem(
-                q.start,
-                "block quote with more than one footnote reference: one block quote, one quote",
-            );
-        }
-        let after = normalise(&q.after);
-        let marked_unverified = after == UNVERIFIED_MARKER;
-        if !after.is_empty() && !marked_unverified {
-            self.problem(
-                q.start,
-                format!("text after the quote's footnote reference: `{after}` (only `*(unverified)*` may follow it)"),
-            );
-        }
-        if text.is_empty() {
-            self.problem(
-                q.start,
-                "block quote with no words before its footnote reference",
-            );
-        }
-        let entry = self.current_entry();
-        let location = self.at(q.start);
-        self.out.quotes.push(Quote {
-            text,
-            literal,
-            source,
-            marked_unverified,
-            entry: entry.map(|i| self.out.entries[i].id.clone()),
-            excerpt: None,
-            location,
-        });
-        if let Some(i) = entry {
-            let n = self.out.quotes.len() - 1;
-            self.out.entries[i].quotes.push(n);
-        }
-    }
-
-    fn footnote_ref(&mut self, label: String, range: Range<usize>) {
-        let location = self.at(range.start);
-        self.out.footnote_refs.push((label.clone(), location));
-        if let Some(q) = &mut self.quote {
-            if q.source.is_none() {
-                q.source = Some(label);
-            } else {
-                q.extra_sources += 1;
-            }
-        }
     }
 
     fn text(&mut self, t: &str, range: Range<usize>, inline_code: bool) {
@@ -463,22 +428,6 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// A `[^label]` left as text is a reference to a footnote that is not defined.
-    fn check_undefined_footnotes(&mut self) {
-        let text = std::mem::take(&mut self.inline);
-        let mut from = 0;
-        while let Some(i) = text[from..].find("[^") {
-            let label: String = text[from + i..].chars().take_while(|c| *c != ']').collect();
-            if label.len() > 2 && !label.contains(char::is_whitespace) {
-                self.problem(
-                    self.inline_start,
-                    format!("footnote {label}] has no definition in this file"),
-                );
-            }
-            from += i + 2;
-        }
-    }
-
     /// Record every `mldebug ...` command and every `mldebug check <id>` in `t`.
     fn scan_commands(&mut self, t: &str, offset: usize, inline_code: bool) {
         let entry = self.current_entry();
@@ -486,9 +435,8 @@ impl<'a> Reader<'a> {
             let cmd = line.trim().trim_start_matches("$ ");
             if (inline_code || self.in_code_block) && cmd.starts_with("mldebug ") {
                 if let Some(i) = entry {
-                    let cmds = &mut self.out.entries[i].commands;
-                    if !cmds.iter().any(|c| c == cmd) {
-                        cmds.push(cmd.to_string());
+                    if self.seen_commands.insert((i, cmd.to_string())) {
+                        self.out.entries[i].commands.push(cmd.to_string());
                     }
                 }
             }
@@ -502,18 +450,6 @@ impl<'a> Reader<'a> {
                 }
             }
             self.out.check_mentions.push(CheckMention { id, location });
-        }
-    }
-
-    /// A paragraph or item inside a quote starts with a space.
-    fn quote_space(&mut self) {
-        if let Some(q) = &mut self.quote {
-            if q.source.is_some() {
-                push_space(&mut q.after);
-            } else {
-                push_space(&mut q.text);
-                push_space(&mut q.literal);
-            }
         }
     }
 
@@ -551,111 +487,8 @@ impl<'a> Reader<'a> {
         }
     }
 
-    fn check_symptom_header(&mut self, header: &[String], start: usize) {
-        let ok = header.len() == SYMPTOM_COLUMNS.len()
-            && header
-                .iter()
-                .zip(SYMPTOM_COLUMNS)
-                .all(|(h, want)| h.to_lowercase().starts_with(want));
-        if !ok {
-            self.problem(
-                start,
-                format!(
-                    "the symptoms table must have the columns `Symptom | Hypotheses (most likely first) | Checks`; it has `{}`",
-                    header.join(" | ")
-                ),
-            );
-        }
-    }
-
-    fn symptom_row(&mut self, cells: Vec<Cell>, start: usize, end: usize) {
-        let raw = self.text[start..end.min(self.text.len())].trim_end();
-        if !raw.ends_with('|') {
-            self.problem(start, "symptoms table row is not closed with `|`");
-        }
-        let mut cells = cells.into_iter();
-        let cell = normalise(&cells.next().map(|c| c.text).unwrap_or_default());
-        let (symptom, id) = super::symptom_id::split(&cell);
-        let hypotheses: Vec<String> = cells
-            .next()
-            .map(|c| c.text)
-            .unwrap_or_default()
-            .split(';')
-            .map(normalise)
-            .filter(|h| !h.is_empty())
-            .collect();
-        let commands: Vec<String> = cells
-            .next()
-            .map(|c| c.code)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|c| c.starts_with("mldebug "))
-            .collect();
-        if symptom.is_empty() {
-            self.problem(start, "symptoms table row without a symptom");
-        }
-        if id.is_none() {
-            self.problem(start, super::symptom_id::MISSING);
-        }
-        if hypotheses.is_empty() {
-            self.problem(
-                start,
-                "symptoms table row without hypotheses (separate them with `;`)",
-            );
-        }
-        if commands.is_empty() {
-            self.problem(
-                start,
-                "symptoms table row without a command in its Checks cell (write it in backticks: `mldebug check ...`)",
-            );
-        }
-        let checks = commands
-            .iter()
-            .flat_map(|c| check_ids_in(c))
-            .filter_map(|(_, id)| id.parse::<CheckId>().ok())
-            .fold(Vec::new(), |mut v, c| {
-                if !v.contains(&c) {
-                    v.push(c);
-                }
-                v
-            });
-        let location = self.at(start);
-        self.out.symptoms.push(Symptom {
-            id_given: id.is_some(),
-            id: id.unwrap_or_else(|| super::symptom_id::fallback(&symptom)),
-            symptom,
-            hypotheses,
-            commands,
-            checks,
-            location,
-        });
-    }
-
     fn finish(mut self) -> FileParse {
-        if let Some((_, r)) = self.symptoms_range.clone() {
-            let end = r.end.min(self.text.len());
-            let section = &self.text[r.start..end];
-            let mut offset = r.start;
-            let mut tables = 0;
-            for line in section.split_inclusive('\n') {
-                let in_table = self.table_ranges.iter().any(|t| t.contains(&offset));
-                if line.trim_start().starts_with('|') && !in_table {
-                    self.problem(
-                        offset,
-                        "unterminated or broken symptoms table: this `|` row is not part of a table (is the `|---|---|---|` delimiter row missing, or a blank line inside the table?)",
-                    );
-                }
-                offset += line.len();
-            }
-            for t in &self.table_ranges {
-                if t.start >= r.start && t.start < end {
-                    tables += 1;
-                }
-            }
-            if tables == 0 {
-                self.problem(r.start, "the {#symptoms} section has no table");
-            }
-        }
+        self.check_symptoms_section();
         if self.quote.is_some() || self.footnote.is_some() {
             self.problem(
                 self.text.len(),
@@ -688,234 +521,5 @@ fn push_space(s: &mut String) {
     }
 }
 
-/// Collapse every run of whitespace to one space and trim.
-pub fn normalise(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// Every `mldebug check <id>` in `t`: (byte offset, id). Placeholders (`<id>`) and flags are skipped.
-pub fn check_ids_in(t: &str) -> Vec<(usize, String)> {
-    const PREFIX: &str = "mldebug check ";
-    let mut out = Vec::new();
-    let mut from = 0;
-    while let Some(i) = t[from..].find(PREFIX) {
-        let at = from + i;
-        let rest = &t[at + PREFIX.len()..];
-        let id: String = rest
-            .chars()
-            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
-            .collect();
-        if !id.is_empty() && !id.starts_with('-') {
-            out.push((at, id));
-        }
-        from = at + PREFIX.len();
-    }
-    out
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn messages(p: &FileParse) -> Vec<String> {
-        p.problems.iter().map(|p| p.to_string()).collect()
-    }
-
-    const ENTRY: &str = "## First steps\n\n### Overfit one batch {#overfit-one-batch .training .first-steps}\n\n> The exact words.[^karpathy-recipe]\n\nOwn words here.\n\nCheck: `mldebug check overfit --model crate::Net`\n\n[^karpathy-recipe]: Andrej Karpathy, \"A Recipe\", <https://x>\n";
-
-    #[test]
-    fn entries_have_id_title_section_tags_body() {
-        let p = parse("SKILL.md", ENTRY);
-        assert!(p.problems.is_empty(), "{:?}", messages(&p));
-        let e = &p.entries[0];
-        assert_eq!(e.id, "overfit-one-batch");
-        assert_eq!(e.title, "Overfit one batch");
-        assert_eq!(e.section.as_deref(), Some("First steps"));
-        assert_eq!(e.tags, ["training", "first-steps"]);
-        assert_eq!(e.location.line, 3);
-        assert!(e.body.contains("Own words here."), "{}", e.body);
-        assert!(
-            !e.body.contains("exact words"),
-            "quotes are not part of the body"
-        );
-        assert_eq!(e.quotes, [0]);
-        assert_eq!(e.checks, [CheckId::Overfit]);
-        assert_eq!(e.commands, ["mldebug check overfit --model crate::Net"]);
-    }
-
-    #[test]
-    fn quotes_carry_source_line_and_marker() {
-        let p = parse("SKILL.md", ENTRY);
-        let q = &p.quotes[0];
-        assert_eq!(q.text, "The exact words.");
-        assert_eq!(q.source, "karpathy-recipe");
-        assert_eq!(q.location.line, 5);
-        assert_eq!(q.entry.as_deref(), Some("overfit-one-batch"));
-        assert!(!q.marked_unverified);
-        let marked = parse(
-            "SKILL.md",
-            &ENTRY.replace(
-                "[^karpathy-recipe]\n\nOwn",
-                "[^karpathy-recipe] *(unverified)*\n\nOwn",
-            ),
-        );
-        assert!(
-            marked.quotes[0].marked_unverified,
-            "{:?}",
-            messages(&marked)
-        );
-        assert!(marked.problems.is_empty(), "{:?}", messages(&marked));
-    }
-
-    #[test]
-    fn quote_markup_is_removed_and_lines_joined() {
-        let p = parse(
-            "SKILL.md",
-            "> It's *really* `code`\n> and more.[^s]\n\n[^s]: S\n",
-        );
-        assert_eq!(p.quotes[0].text, "It's really code and more.");
-    }
-
-    #[test]
-    fn code_spans_are_kept_literally_too() {
-        let p = parse("SKILL.md", "> Look for ``nan`` values.[^s]\n\n[^s]: S\n");
-        assert_eq!(p.quotes[0].text, "Look for nan values.");
-        assert_eq!(p.quotes[0].literal, "Look for ``nan`` values.");
-    }
-
-    #[test]
-    fn footnote_definitions_are_read() {
-        let p = parse("SKILL.md", ENTRY);
-        assert_eq!(p.footnotes[0].label, "karpathy-recipe");
-        assert_eq!(p.footnotes[0].location.line, 11);
-        assert!(p.footnotes[0].text.starts_with("Andrej Karpathy"));
-        assert_eq!(p.footnote_refs.len(), 1);
-    }
-
-    #[test]
-    fn block_quote_without_source_is_an_error() {
-        let p = parse("SKILL.md", "### A {#a}\n\n> Words with no source.\n");
-        let m = messages(&p);
-        assert!(
-            m.iter()
-                .any(|m| m.starts_with("SKILL.md:3:") && m.contains("without a source")),
-            "{m:?}"
-        );
-    }
-
-    #[test]
-    fn missing_footnote_definition_is_an_error() {
-        let p = parse("SKILL.md", "### A {#a}\n\n> Words.[^nowhere]\n");
-        let m = messages(&p);
-        assert!(
-            m.iter()
-                .any(|m| m.starts_with("SKILL.md:3:") && m.contains("[^nowhere]")),
-            "{m:?}"
-        );
-    }
-
-    #[test]
-    fn two_quotes_run_together_are_an_error() {
-        let p = parse(
-            "SKILL.md",
-            "> One.[^a]\n> Two.[^b]\nOwn words.\n\n[^a]: A\n[^b]: B\n",
-        );
-        let m = messages(&p);
-        assert!(
-            m.iter().any(|m| m.contains("more than one footnote")),
-            "{m:?}"
-        );
-        assert!(m.iter().any(|m| m.contains("text after")), "{m:?}");
-    }
-
-    #[test]
-    fn check_mentions_are_collected_with_lines() {
-        let p = parse("refs/x.md", "# X\n\nRun `mldebug check overfitt --model m` or\n\n```sh\nmldebug check grad-flow --model m\n```\n\n`mldebug check <id>` is a placeholder.\n");
-        let ids: Vec<(&str, usize)> = p
-            .check_mentions
-            .iter()
-            .map(|m| (m.id.as_str(), m.location.line))
-            .collect();
-        assert_eq!(ids, [("overfitt", 3), ("grad-flow", 6)]);
-    }
-
-    const TABLE: &str = "## Symptoms {#symptoms}\n\n| Symptom | Hypotheses (most likely first) | Checks |\n|---|---|---|\n| Loss is NaN {#loss-nan} | lr too high; fp16 overflow | `mldebug check nan-trace --model m` |\n| Loss is 0 {#loss-zero} | all masked | `mldebug check label-mask --model m` `mldebug check overfit --model m` |\n\n## Next {#next}\n";
-
-    #[test]
-    fn symptom_rows_are_parsed() {
-        let p = parse("PLAYBOOK.md", TABLE);
-        assert!(p.problems.is_empty(), "{:?}", messages(&p));
-        assert!(p.has_symptoms_heading);
-        assert_eq!(p.symptoms.len(), 2);
-        let s = &p.symptoms[0];
-        assert_eq!(s.symptom, "Loss is NaN");
-        assert_eq!((s.id.as_str(), s.id_given), ("loss-nan", true));
-        assert_eq!(s.hypotheses, ["lr too high", "fp16 overflow"]);
-        assert_eq!(s.commands, ["mldebug check nan-trace --model m"]);
-        assert_eq!(s.checks, [CheckId::NanTrace]);
-        assert_eq!(s.location.line, 5);
-        assert_eq!(p.symptoms[1].checks, [CheckId::LabelMask, CheckId::Overfit]);
-        let p = parse("PLAYBOOK.md", &TABLE.replace(" {#loss-zero}", ""));
-        assert_eq!(
-            messages(&p),
-            [format!(
-                "PLAYBOOK.md:6: {}",
-                super::super::symptom_id::MISSING
-            )]
-        );
-        assert_eq!(
-            (p.symptoms[1].id.as_str(), p.symptoms[1].id_given),
-            ("loss-is-0", false)
-        );
-    }
-
-    #[test]
-    fn unterminated_table_is_an_error() {
-        // No delimiter row: the lines are a paragraph, not a table.
-        let broken = TABLE.replace("|---|---|---|\n", "");
-        let p = parse("PLAYBOOK.md", &broken);
-        let m = messages(&p);
-        assert!(
-            m.iter()
-                .any(|m| m.starts_with("PLAYBOOK.md:3:") && m.contains("not part of a table")),
-            "{m:?}"
-        );
-        // A row not closed with `|`.
-        let open = TABLE.replace("| all masked | `mldebug check label-mask --model m` `mldebug check overfit --model m` |", "| all masked | `mldebug check label-mask --model m`");
-        let m = messages(&parse("PLAYBOOK.md", &open));
-        assert!(
-            m.iter()
-                .any(|m| m.starts_with("PLAYBOOK.md:6:") && m.contains("not closed")),
-            "{m:?}"
-        );
-    }
-
-    #[test]
-    fn symptom_rows_need_all_cells() {
-        let bad = TABLE.replace("`mldebug check nan-trace --model m`", "run the nan check");
-        let m = messages(&parse("PLAYBOOK.md", &bad));
-        assert!(
-            m.iter()
-                .any(|m| m.starts_with("PLAYBOOK.md:5:") && m.contains("without a command")),
-            "{m:?}"
-        );
-        let bad = TABLE.replace(
-            "| Symptom | Hypotheses (most likely first) | Checks |",
-            "| Symptom | Causes | Checks |",
-        );
-        let m = messages(&parse("PLAYBOOK.md", &bad));
-        assert!(m.iter().any(|m| m.contains("columns")), "{m:?}");
-        let m = messages(&parse(
-            "PLAYBOOK.md",
-            "## Symptoms {#symptoms}\n\nNo table.\n",
-        ));
-        assert!(m.iter().any(|m| m.contains("has no table")), "{m:?}");
-    }
-
-    #[test]
-    fn front_matter_is_not_an_entry_or_text() {
-        let p = parse("SKILL.md", "---\nname: x\ndescription: y\n---\n\n# T\n");
-        assert!(p.entries.is_empty());
-        assert!(p.problems.is_empty(), "{:?}", messages(&p));
-    }
-}
+mod tests;

@@ -8,17 +8,22 @@
 //!
 //! Not here: printing (see `commands/` and `render/`).
 
+pub mod completeness;
 pub mod evidence;
 pub mod front_matter;
+pub mod limits;
 pub mod lines;
 pub mod lookup;
 pub mod markdown;
 pub mod model;
 pub mod quote_match;
+mod read;
 pub mod records;
 pub mod search;
 pub mod symptom_id;
 pub mod verify;
+
+pub use read::from_dir;
 
 pub use model::{
     Catalog, Check, Entry, Excerpt, Footnote, Location, Problem, Quote, QuoteStatus, Source,
@@ -26,10 +31,10 @@ pub use model::{
 };
 
 use crate::cli::Global;
-use crate::{Error, Result};
+use crate::Result;
 use mldebug_diagnostics::CheckId;
 use std::borrow::Cow;
-use std::path::Path;
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 mod embedded_files {
@@ -67,63 +72,6 @@ pub fn open(g: &Global) -> Result<Cow<'static, Catalog>> {
     }
 }
 
-/// Read and parse the catalog files under `dir` (the same layout as the repository root).
-pub fn from_dir(dir: &Path) -> Result<Catalog> {
-    if !dir.is_dir() {
-        return Err(Error::input(
-            dir,
-            "--catalog",
-            "not a directory (expected a folder holding SKILL.md, PLAYBOOK.md, refs/ and evidence/)",
-        ));
-    }
-    let mut files = Vec::new();
-    for name in [SKILL_FILE, PLAYBOOK_FILE] {
-        let path = dir.join(name);
-        if path.is_file() {
-            files.push((name.to_string(), read(&path)?));
-        }
-    }
-    for (sub, ext) in [("refs", "md"), ("evidence", "yaml")] {
-        let Ok(read_dir) = std::fs::read_dir(dir.join(sub)) else {
-            continue;
-        };
-        let mut names: Vec<String> = read_dir
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == ext))
-            .filter_map(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-            .collect();
-        names.sort();
-        for n in names {
-            let rel = format!("{sub}/{n}");
-            files.push((rel.clone(), read(&dir.join(&rel))?));
-        }
-    }
-    let mut catalog = parse_files(files);
-    // An installed skill lives in `.../skills/<name>/`: the folder must carry the skill's name.
-    if let (Some(fm), Ok(abs)) = (&catalog.front_matter, dir.canonicalize()) {
-        let name_of = |p: Option<&Path>| {
-            p.and_then(|p| p.file_name())
-                .map(|n| n.to_string_lossy().into_owned())
-        };
-        let folder = name_of(Some(&abs)).unwrap_or_default();
-        if name_of(abs.parent()).as_deref() == Some("skills") && folder != fm.name {
-            catalog.problems.push(Problem {
-                location: fm.location.clone(),
-                message: format!(
-                    "front matter `name: {}` must equal the skill's folder name `{folder}`",
-                    fm.name
-                ),
-            });
-        }
-    }
-    Ok(catalog)
-}
-
-fn read(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).map_err(|e| Error::input(path, "reading", e))
-}
-
 /// Parse catalog files given as (relative path, text).
 pub fn parse_files(files: Vec<(String, String)>) -> Catalog {
     let mut c = Catalog::default();
@@ -143,6 +91,7 @@ pub fn parse_files(files: Vec<(String, String)>) -> Catalog {
             c.problems.extend(p.problems);
             symptoms_heading |= p.has_symptoms_heading;
             c.footnote_refs.extend(p.footnote_refs);
+            c.links.extend(p.links);
             if path == SKILL_FILE {
                 let (fm, problems) = front_matter::check(path, text);
                 c.front_matter = fm;
@@ -180,20 +129,84 @@ pub fn parse_files(files: Vec<(String, String)>) -> Catalog {
         })
         .collect();
     link_quotes(&mut c);
+    c.index_quotes();
+    c.problems.iter_mut().for_each(limits::clean);
     c.files = files;
     c
 }
 
-/// Resolve each quote to the excerpt of its source whose text it matches.
+/// The most (quote with an elision, excerpt) pairs compared while linking quotes; far above what
+/// a real catalog needs (a few hundred), it keeps a hostile one from taking quadratic time.
+pub const ELISION_PAIRS_MAX: usize = 200_000;
+
+/// An excerpt's words, normalised once.
+struct Normalised<'a> {
+    id: &'a str,
+    text: String,
+    context: String,
+}
+
+/// Resolve each quote to the excerpt of its source whose text it matches: an exact match through
+/// a map, an elided quote by its pieces (see `quote_match`), within [`ELISION_PAIRS_MAX`].
 fn link_quotes(c: &mut Catalog) {
+    let sources: HashMap<&str, &Source> = c.sources.iter().map(|s| (s.id.as_str(), s)).collect();
+    let mut cache: HashMap<&str, (HashMap<String, &str>, Vec<Normalised>)> = HashMap::new();
+    let mut budget = ELISION_PAIRS_MAX;
+    let mut stopped_at = None;
     for q in &mut c.quotes {
-        let Some(source) = c.sources.iter().find(|s| s.id == q.source) else {
+        let Some(source) = sources.get(q.source.as_str()) else {
             continue;
         };
-        q.excerpt = source
-            .excerpts
+        let (exact, all) = cache.entry(source.id.as_str()).or_insert_with(|| {
+            let all: Vec<Normalised> = source
+                .excerpts
+                .iter()
+                .map(|x| Normalised {
+                    id: x.id.as_str(),
+                    text: markdown::normalise(&x.text),
+                    context: markdown::normalise(&x.context),
+                })
+                .collect();
+            let mut exact = HashMap::new();
+            for x in &all {
+                exact.entry(x.text.clone()).or_insert(x.id);
+            }
+            (exact, all)
+        });
+        let candidates = [
+            markdown::normalise(&q.text),
+            markdown::normalise(&q.literal),
+        ];
+        let mut found = candidates.iter().find_map(|t| exact.get(t).copied());
+        for pieces in candidates
             .iter()
-            .find(|x| quote_match::matches(&q.text, x) || quote_match::matches(&q.literal, x))
-            .map(|x| x.id.clone());
+            .filter_map(|t| quote_match::elided_pieces(t))
+        {
+            if found.is_some() || stopped_at.is_some() {
+                break;
+            }
+            for x in all.iter() {
+                if budget == 0 {
+                    stopped_at = Some(q.location.clone());
+                    break;
+                }
+                budget -= 1;
+                if quote_match::in_order(&pieces, &x.text)
+                    || quote_match::in_order(&pieces, &x.context)
+                {
+                    found = Some(x.id);
+                    break;
+                }
+            }
+        }
+        q.excerpt = found.map(str::to_string);
+    }
+    if let Some(location) = stopped_at {
+        c.problems.push(Problem {
+            location,
+            message: format!(
+                "too many quotes with `[...]` against too many excerpts: matching stopped after {ELISION_PAIRS_MAX} comparisons; the quotes from here on are not matched"
+            ),
+        });
     }
 }

@@ -3,6 +3,7 @@
 
 use mldebug_diagnostics::CheckId;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
 use std::fmt;
 
 /// A place in a catalog file, for messages a person can follow.
@@ -209,11 +210,15 @@ pub struct Catalog {
     pub check_mentions: Vec<CheckMention>,
     /// Every footnote reference (in quotes and in prose): label and place.
     pub footnote_refs: Vec<(String, Location)>,
+    /// The destination of every link and image in the Markdown, as written, and its place.
+    pub links: Vec<(String, Location)>,
     pub front_matter: Option<FrontMatter>,
     /// Problems found while parsing (malformed Markdown or YAML); `verify` adds the rest.
     pub problems: Vec<Problem>,
     /// The catalog files as read: (relative path, text).
     pub files: Vec<(String, String)>,
+    /// Excerpt id → the entries quoting it, once built by [`Catalog::index_quotes`].
+    pub quoted_by: Option<HashMap<String, Vec<String>>>,
 }
 
 impl Catalog {
@@ -236,16 +241,38 @@ impl Catalog {
             .find_map(|s| s.excerpts.iter().find(|x| x.id == id).map(|x| (s, x)))
     }
 
-    /// Entries that quote the excerpt `excerpt_id`.
+    /// Entries that quote the excerpt `excerpt_id` (in the order of their quotes).
     pub fn entries_quoting(&self, excerpt_id: &str) -> Vec<&str> {
-        let mut ids: Vec<&str> = self
-            .quotes
-            .iter()
-            .filter(|q| q.excerpt.as_deref() == Some(excerpt_id))
-            .filter_map(|q| q.entry.as_deref())
-            .collect();
-        ids.dedup();
-        ids
+        match &self.quoted_by {
+            Some(index) => index
+                .get(excerpt_id)
+                .map(|ids| ids.iter().map(String::as_str).collect())
+                .unwrap_or_default(),
+            None => {
+                let mut ids: Vec<&str> = self
+                    .quotes
+                    .iter()
+                    .filter(|q| q.excerpt.as_deref() == Some(excerpt_id))
+                    .filter_map(|q| q.entry.as_deref())
+                    .collect();
+                ids.dedup();
+                ids
+            }
+        }
+    }
+
+    /// Index the entries quoting each excerpt, so [`Catalog::entries_quoting`] is a lookup.
+    pub fn index_quotes(&mut self) {
+        let mut index: HashMap<String, Vec<String>> = HashMap::new();
+        for q in &self.quotes {
+            if let (Some(x), Some(e)) = (&q.excerpt, &q.entry) {
+                let ids = index.entry(x.clone()).or_default();
+                if ids.last() != Some(e) {
+                    ids.push(e.clone());
+                }
+            }
+        }
+        self.quoted_by = Some(index);
     }
 
     /// Entries that link to check `id`.

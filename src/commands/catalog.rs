@@ -1,7 +1,7 @@
 //! `mldebug catalog verify`: check the catalog (embedded, or `--catalog DIR`) against the Markdown
 //! conventions and its evidence; every problem is printed with its file and line; exit 1 if any.
 
-use crate::catalog::{self, records, verify, Problem};
+use crate::catalog::{self, limits, records, verify, Problem};
 use crate::cli::Global;
 use crate::render::output::emit;
 use crate::render::{json, paint::Paint};
@@ -44,6 +44,8 @@ struct Counts {
 struct Output {
     ok: bool,
     counts: Counts,
+    /// How many problems there are; `problems` lists at most 50 per file.
+    problem_count: usize,
     problems: Vec<ProblemOut>,
 }
 
@@ -62,13 +64,16 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
 
 fn verify_cmd(args: VerifyArgs, g: &Global) -> Result<Exit> {
     let c = catalog::open(g)?;
-    let mut problems: Vec<Problem> = verify::verify(&c);
+    let mut problems: Vec<Problem> = verify::all(&c);
     if let Some(path) = &args.records {
         let text = std::fs::read_to_string(path).map_err(|e| Error::input(path, "reading", e))?;
         let more = records::compare(&c, &text).map_err(|e| Error::input(path, "parsing", e))?;
         problems.extend(more);
-        problems.sort();
     }
+    problems.sort();
+    problems.dedup();
+    let total = problems.len();
+    let problems = limits::bound(problems);
     // With --catalog, name files by their path on disk so a person can open them.
     let prefix = g
         .catalog
@@ -77,6 +82,7 @@ fn verify_cmd(args: VerifyArgs, g: &Global) -> Result<Exit> {
         .unwrap_or_default();
     let out = Output {
         ok: problems.is_empty(),
+        problem_count: total,
         counts: Counts {
             entries: c.entries.len(),
             quotes: c.quotes.len(),
@@ -113,7 +119,7 @@ fn verify_cmd(args: VerifyArgs, g: &Global) -> Result<Exit> {
             text.push_str(&format!(
                 "{} {} problem(s) in {summary}\n",
                 paint.red("catalog FAILED:"),
-                out.problems.len()
+                out.problem_count
             ));
         }
         emit(&text)?;

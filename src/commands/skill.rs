@@ -7,11 +7,16 @@
 //! simply updated. Each file is written to a temporary name and renamed into place, and the
 //! manifest last, so an interrupted install leaves no half-written file.
 
+mod disk;
+
+use crate::catalog::completeness::REQUIRED_FILES;
+use crate::catalog::limits::shown;
 use crate::catalog::{self, front_matter};
 use crate::cli::Global;
 use crate::render::json;
 use crate::render::output::emit;
 use crate::{Error, Exit, Result};
+use disk::OnDisk;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -123,42 +128,63 @@ fn target_dir(args: &InstallArgs, name: &str) -> Result<PathBuf> {
 }
 
 /// Install `files` (relative path, text) into `dir`, refusing to overwrite user edits unless
-/// `force`.
+/// `force`. Only paths of the skill's layout are ever looked at (see `disk`): the files of this
+/// catalog, and the files an earlier install recorded in its manifest.
 fn write_skill(dir: &Path, name: &str, files: &[(&str, &str)], force: bool) -> Result<Output> {
-    let manifest_path = dir.join(MANIFEST);
-    let old: Option<Manifest> = match std::fs::read_to_string(&manifest_path) {
-        Ok(text) => Some(serde_json::from_str(&text).map_err(|e| {
-            Error::input(
-                &manifest_path,
-                "parsing",
-                format!("{e}; remove it or use --force"),
-            )
-        })?),
-        Err(_) => None,
-    };
+    if let Ok(meta) = std::fs::metadata(dir) {
+        if !meta.is_dir() {
+            return Err(Error::input(dir, "installing", "not a folder"));
+        }
+    }
+    for (rel, _) in files {
+        if let Some(why) = disk::layout_error(rel, MANIFEST) {
+            return Err(Error::usage(format!(
+                "the catalog file `{}` {why}; nothing was written",
+                shown(rel)
+            )));
+        }
+    }
+    for required in REQUIRED_FILES {
+        if !files
+            .iter()
+            .any(|(p, t)| *p == required && !t.trim().is_empty())
+        {
+            return Err(Error::usage(format!(
+                "the catalog has no {required} (or it is empty), so the skill would be incomplete; nothing was written (run `mldebug catalog verify`)"
+            )));
+        }
+    }
+    let old = load_manifest(dir, force)?;
     let new_hashes: BTreeMap<String, String> = files
         .iter()
         .map(|(p, t)| (p.to_string(), hash(t.as_bytes())))
         .collect();
-    // A file on disk is the user's when it matches neither what was installed nor what is new.
-    let mut modified = Vec::new();
-    let on_disk = |rel: &str| std::fs::read(dir.join(rel)).ok().map(|b| hash(&b));
     let known = old.as_ref().map(|m| &m.files);
+    // Everything this install may touch, looked at once: (path, hash of the regular file there).
     let mut candidates: Vec<&str> = files.iter().map(|(p, _)| *p).collect();
-    if let Some(k) = known {
-        candidates.extend(k.keys().map(String::as_str));
-    }
+    candidates.extend(known.into_iter().flat_map(|k| k.keys().map(String::as_str)));
     candidates.sort();
     candidates.dedup();
-    for rel in &candidates {
-        let Some(current) = on_disk(rel) else {
-            continue;
+    let mut current: BTreeMap<&str, Option<String>> = BTreeMap::new();
+    // A file on disk is the user's when it matches neither what was installed nor what is new.
+    let mut modified = Vec::new();
+    for rel in candidates {
+        let here = match disk::inspect(dir, rel)? {
+            OnDisk::Missing => continue,
+            OnDisk::File(bytes) => Some(hash(&bytes)),
+            OnDisk::Other(what) => {
+                if new_hashes.contains_key(rel) {
+                    modified.push(format!("{rel} ({what})"));
+                }
+                None
+            }
         };
-        let installed = known.and_then(|k| k.get(*rel));
-        let fresh = new_hashes.get(*rel);
-        if installed != Some(&current) && fresh != Some(&current) {
+        let installed = known.and_then(|k| k.get(rel));
+        let fresh = new_hashes.get(rel);
+        if here.is_some() && installed != here.as_ref() && fresh != here.as_ref() {
             modified.push(rel.to_string());
         }
+        current.insert(rel, here);
     }
     if !modified.is_empty() && !force {
         let why = if old.is_none() {
@@ -179,19 +205,22 @@ fn write_skill(dir: &Path, name: &str, files: &[(&str, &str)], force: bool) -> R
         unchanged: Vec::new(),
         removed: Vec::new(),
     };
+    remove_stale_temps(dir, files)?;
     for (rel, text) in files {
-        let path = dir.join(rel);
-        if on_disk(rel).as_ref() == new_hashes.get(*rel) {
+        let here = current.get(rel).cloned().flatten();
+        if here.as_ref() == new_hashes.get(*rel) {
             out.unchanged.push(rel.to_string());
             continue;
         }
-        write_atomic(&path, text.as_bytes())?;
+        disk::write_atomic(&dir.join(rel), text.as_bytes())?;
         out.written.push(rel.to_string());
     }
-    // Files an older install wrote that this catalog no longer has (and the user did not edit).
+    // Files an older install wrote that this catalog no longer has (and the user did not edit):
+    // layout paths only (checked when the manifest was read), regular files only.
     if let Some(k) = known {
         for (rel, h) in k {
-            if !new_hashes.contains_key(rel) && on_disk(rel).as_ref() == Some(h) {
+            let here = current.get(rel.as_str()).cloned().flatten();
+            if !new_hashes.contains_key(rel) && here.as_ref() == Some(h) {
                 std::fs::remove_file(dir.join(rel))
                     .map_err(|e| Error::input(&dir.join(rel), "removing", e))?;
                 out.removed.push(rel.clone());
@@ -204,24 +233,70 @@ fn write_skill(dir: &Path, name: &str, files: &[(&str, &str)], force: bool) -> R
     };
     let text = serde_json::to_string_pretty(&manifest)
         .map_err(|e| Error::internal(format!("writing the manifest: {e}")))?;
-    write_atomic(&manifest_path, text.as_bytes())?;
+    disk::write_atomic(&dir.join(MANIFEST), text.as_bytes())?;
     Ok(out)
 }
 
-/// Write `bytes` to a temporary file beside `path`, then rename it into place.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let parent = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(parent).map_err(|e| Error::input(parent, "creating", e))?;
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = parent.join(format!(".{file_name}.tmp-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).map_err(|e| Error::input(&tmp, "writing", e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::input(path, "writing", e)
-    })
+/// The manifest of an earlier install, checked entry by entry: every name must be a file of the
+/// skill's layout and every hash 16 hex digits. A manifest that is not a regular file, does not
+/// parse, or has a bad entry is refused (exit 2) naming it; with `force` it is set aside (and
+/// replaced once the install is done), but a folder in its place is always refused.
+fn load_manifest(dir: &Path, force: bool) -> Result<Option<Manifest>> {
+    let path = dir.join(MANIFEST);
+    let refuse = |place: String, why: String| {
+        Err(Error::input(
+            &path,
+            place,
+            format!("{why}; the manifest is not trusted, nothing was written (remove it, or use --force to replace it)"),
+        ))
+    };
+    let bytes = match disk::inspect(dir, MANIFEST)? {
+        OnDisk::Missing => return Ok(None),
+        OnDisk::Other("a folder") => {
+            return Err(Error::input(&path, "installing", "is a folder; remove it"))
+        }
+        OnDisk::Other(what) if !force => return refuse("reading".into(), format!("is {what}")),
+        OnDisk::Other(_) => return Ok(None),
+        OnDisk::File(bytes) => bytes,
+    };
+    let manifest: Manifest = match serde_json::from_slice(&bytes) {
+        Ok(m) => m,
+        Err(_) if force => return Ok(None),
+        Err(e) => return refuse("parsing".into(), e.to_string()),
+    };
+    for (rel, h) in &manifest.files {
+        let why = disk::layout_error(rel, MANIFEST)
+            .or_else(|| (rel == MANIFEST).then_some("is the manifest itself"))
+            .or_else(|| {
+                (h.len() != 16 || !h.bytes().all(|b| b.is_ascii_hexdigit()))
+                    .then_some("has a hash that is not 16 hex digits")
+            });
+        if let Some(why) = why {
+            if force {
+                return Ok(None);
+            }
+            return refuse(
+                format!("entry `{}`", shown(rel)),
+                format!("the entry {why}"),
+            );
+        }
+    }
+    Ok(Some(manifest))
+}
+
+/// Remove the temporary files an interrupted install left in the folders this one writes.
+fn remove_stale_temps(dir: &Path, files: &[(&str, &str)]) -> Result<()> {
+    let mut subs: Vec<&str> = files
+        .iter()
+        .map(|(rel, _)| rel.rsplit_once('/').map_or("", |(sub, _)| sub))
+        .collect();
+    subs.push("");
+    subs.sort();
+    subs.dedup();
+    for sub in subs {
+        disk::remove_stale_temps(dir, sub, MANIFEST)?;
+    }
+    Ok(())
 }
 
 /// FNV-1a, 64 bit: enough to notice an edited file (not a security measure).
