@@ -36,7 +36,7 @@ pub fn t_quantile(q: f64, df: f64) -> f64 {
 /// textbook form squares a variance of 1e160; both zero gives the pooled na + nb − 2.
 pub fn welch_df(va: f64, vb: f64, na: f64, nb: f64) -> f64 {
     let total = va + vb;
-    if !(total > 0.0) || !total.is_finite() {
+    if total.is_nan() || total <= 0.0 || total.is_infinite() {
         return na + nb - 2.0;
     }
     let r = va / total;
