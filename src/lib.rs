@@ -6,6 +6,7 @@
 //! - [`harness`]: runs the checks on a model in the user's own crate.
 //! - [`render`]: tables, JSON and plots; nothing else prints.
 //! - [`suggest`]: the edit distance behind every "did you mean".
+//! - [`yaml_depth`]: refuses YAML nested too deep before the parser sees it.
 //!
 //! The diagnostics themselves live in the `mldebug-diagnostics` crate.
 
@@ -19,6 +20,7 @@ pub mod harness;
 pub mod render;
 pub mod suggest;
 pub mod sweep;
+pub mod yaml_depth;
 
 pub use error::{Error, Result};
 pub use exit::Exit;

@@ -556,3 +556,38 @@ fn corrupted_files_never_panic() {
         }
     }
 }
+
+/// YAML nested 200,000 levels deep in each YAML side file (Lightning `hparams.yaml`, W&B
+/// `config.yaml`, MLflow `meta.yaml`) is refused at the 65th level with the file and place,
+/// before the YAML parser (which took a minute on it) sees the file.
+#[test]
+fn deeply_nested_yaml_side_files_are_refused_at_once() {
+    let deep = |open: &str| format!("lr: 0.1\nmodel: {}\n", open.repeat(200_000));
+    for open in ["[", "{", "{a: ["] {
+        let t = tempfile::tempdir().unwrap();
+        write(
+            t.path(),
+            "v0/metrics.csv",
+            "epoch,step,val_loss\n0,10,0.5\n",
+        );
+        let h = write(t.path(), "v0/hparams.yaml", deep(open));
+        let w = t.path().join("wandb/run-20240101_000000-abc");
+        write(&w, "files/wandb-summary.json", r#"{"loss": 1.0}"#);
+        let c = write(&w, "files/config.yaml", deep(open));
+        let m = t.path().join("mlruns/0/abc");
+        let meta = write(&m, "meta.yaml", deep(open));
+        write(&m, "metrics/loss", "1700000000000 0.5 0\n");
+        for (dir, file) in [
+            (t.path().join("v0"), h),
+            (w.clone(), c),
+            (t.path().join("mlruns"), meta),
+        ] {
+            let msg = error_for(&dir);
+            assert_starts(&msg, format!("{}: line 2, column ", file.display()));
+            assert!(
+                msg.ends_with("YAML nested more than 64 levels deep"),
+                "{msg}"
+            );
+        }
+    }
+}

@@ -8,6 +8,16 @@ use std::path::Path;
 /// Parses a YAML document into a JSON value. Tags (`!!python/object:…`) are dropped and their
 /// content kept; non-finite floats become strings, which JSON cannot hold as numbers.
 pub fn parse(path: &Path, bytes: &[u8]) -> Result<Value> {
+    crate::yaml_depth::check(bytes).map_err(|deep| {
+        Error::input(
+            path,
+            format_args!("line {}, column {}", deep.line, deep.column),
+            format_args!(
+                "YAML nested more than {} levels deep",
+                crate::yaml_depth::MAX_FLOW_DEPTH
+            ),
+        )
+    })?;
     let y: serde_norway::Value = serde_norway::from_slice(bytes).map_err(|e| {
         let place = e.location().map_or_else(
             || "YAML".to_string(),
