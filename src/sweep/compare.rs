@@ -19,6 +19,7 @@
 //!   (the same run twice); equal reduced values alone are only a warning.
 
 use crate::sweep::arms::{self, Arms, Direction};
+use crate::sweep::duplicates;
 use crate::sweep::numbers::{num, signed};
 use crate::sweep::pairing::{self, PairBy, Pairing};
 use crate::sweep::power::{self, Power};
@@ -257,7 +258,15 @@ pub fn compare(records: &[RunRecord], opts: &Options) -> Result<Comparison> {
             _ => None,
         }
     };
-    let selected: Vec<&RunRecord> = records.iter().filter(|r| in_arm(r).is_some()).collect();
+    let (repeats, repeat_warning) = duplicates::find(records);
+    let once = || {
+        records
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !repeats.contains(i))
+            .map(|(_, r)| r)
+    };
+    let selected: Vec<&RunRecord> = once().filter(|r| in_arm(r).is_some()).collect();
     let metric = arms::choose_metric(&selected, opts.metric.as_deref())?;
     let direction = arms::direction(&metric, opts.higher_is_better, opts.lower_is_better);
     let hib = direction.higher_is_better;
@@ -278,8 +287,7 @@ pub fn compare(records: &[RunRecord], opts: &Options) -> Result<Comparison> {
             red: reduce::reduce(r, &metric, opts.reduce, hib)?,
         });
     }
-    let mut rows: Vec<RunRow> = records
-        .iter()
+    let mut rows: Vec<RunRow> = once()
         .filter(|r| in_arm(r).is_none())
         .map(|r| RunRow {
             name: r.name.clone(),
@@ -338,7 +346,7 @@ pub fn compare(records: &[RunRecord], opts: &Options) -> Result<Comparison> {
         ));
     }
 
-    let mut global = Vec::new();
+    let mut global: Vec<Warning> = repeat_warning.into_iter().collect();
     let aggregates = if multi {
         holm_adjust(&mut tasks, hib, opts);
         global.push(Warning::new(

@@ -7,10 +7,12 @@
 //! - [`arms`], [`pairing`]: which runs are A and B, which way is better, and whether seeds pair.
 //! - [`stats`]: the statistics, free of I/O; [`power`]: MDE and seeds needed.
 //! - [`verdict`], [`warnings`]: the plain-words verdict and what to distrust.
+//! - [`duplicates`]: the same run read twice is counted once.
 //! - [`compare`]: runs in, a [`compare::Comparison`] out; [`numbers`]: how numbers are written.
 
 pub mod arms;
 pub mod compare;
+pub mod duplicates;
 pub mod numbers;
 pub mod pairing;
 pub mod power;
