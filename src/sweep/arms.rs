@@ -174,7 +174,12 @@ pub fn choose(
 ) -> Result<Arms> {
     let (key, how_key) = match group_by {
         Some(g) => {
-            let key = key_from_flag(g);
+            let mut key = key_from_flag(g);
+            // `method` is read as the group, unless the runs hold it as a config key instead
+            // (a W&B runs-table export has a `method` column and no group).
+            if g == "method" && values(runs, &key).is_empty() {
+                key = ArmKey::Config(g.to_string());
+            }
             if values(runs, &key).is_empty() {
                 return Err(Error::usage(format!(
                     "--group-by {g}: no run has a value for `{key}`"

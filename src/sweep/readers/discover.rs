@@ -85,12 +85,25 @@ pub struct Input {
 pub fn expand(paths: &[PathBuf]) -> Result<Vec<Input>> {
     let mut out = Vec::new();
     for p in paths {
-        if let Ok(meta) = fs::metadata(p) {
-            out.push(Input {
-                path: p.clone(),
-                is_dir: meta.is_dir(),
-            });
-            continue;
+        match fs::metadata(p) {
+            Ok(meta) => {
+                out.push(Input {
+                    path: p.clone(),
+                    is_dir: regular_or_dir(p, &meta)?,
+                });
+                continue;
+            }
+            // A link that exists but cannot be followed (a loop, a dangling target).
+            Err(e) if fs::symlink_metadata(p).is_ok() => {
+                return Err(Error::usage(format!(
+                    "{}: a symbolic link that cannot be followed: {e}",
+                    p.display()
+                )));
+            }
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(Error::usage(format!("{}: cannot read: {e}", p.display())));
+            }
+            Err(_) => {}
         }
         let s = p.to_string_lossy();
         if !s.contains(['*', '?', '[']) {
@@ -104,7 +117,10 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Input>> {
         let before = out.len();
         for m in matches {
             let path = m.map_err(|e| Error::usage(format!("{s}: {e}")))?;
-            let is_dir = path.is_dir();
+            let Ok(meta) = fs::metadata(&path) else {
+                continue; // a dangling link the pattern matched
+            };
+            let is_dir = regular_or_dir(&path, &meta)?;
             out.push(Input { path, is_dir });
         }
         if out.len() == before {
@@ -112,6 +128,18 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Input>> {
         }
     }
     Ok(out)
+}
+
+/// Whether a command-line path is a directory; a FIFO, socket or device is refused (reading one
+/// would block or never end).
+fn regular_or_dir(p: &Path, meta: &fs::Metadata) -> Result<bool> {
+    if meta.is_dir() || meta.is_file() {
+        return Ok(meta.is_dir());
+    }
+    Err(Error::usage(format!(
+        "{}: not a regular file or a directory (a pipe, socket or device); run files are read from files",
+        p.display()
+    )))
 }
 
 /// The sources under each path. A file must be recognisable; a directory is walked.
@@ -208,6 +236,29 @@ fn looks_like_jsonl(head: &[u8]) -> bool {
     serde_json::from_slice::<serde::de::IgnoredAny>(first).is_ok()
 }
 
+/// Whether a CSV file found in a directory is a W&B UI export, by its header line (other CSV
+/// files in a run folder are data, not runs, and are not read).
+fn is_wandb_export(p: &Path) -> bool {
+    use std::io::Read;
+    let mut head = Vec::with_capacity(4096);
+    if fs::File::open(p)
+        .and_then(|f| f.take(64 * 1024).read_to_end(&mut head))
+        .is_err()
+    {
+        return false;
+    }
+    let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    let Ok(text) = std::str::from_utf8(first) else {
+        return false;
+    };
+    match super::csv::parse(p, text.trim_end_matches('\r')) {
+        Ok(records) => records.first().is_some_and(|h| {
+            super::wandb_csv::is_runs_table(&h.cells) || super::wandb_csv::is_line_panel(&h.cells)
+        }),
+        Err(_) => false,
+    }
+}
+
 /// `run-<date>_<time>-<id>/` or `offline-run-…/`, with `files/` or the `run-<id>.wandb` log.
 fn is_wandb_run_dir(dir: &Path) -> bool {
     let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
@@ -266,7 +317,7 @@ fn walk(dir: &Path, skip_trainer_state: bool, out: &mut Vec<Source>) -> Result<(
         if ft.is_file() {
             if name.starts_with("events.out.tfevents") {
                 events.push(path.clone());
-            } else if name == "metrics.csv" {
+            } else if name == "metrics.csv" || (name.ends_with(".csv") && is_wandb_export(path)) {
                 out.push(Source::Csv(path.clone()));
             } else if name == "mlflow.db" {
                 out.push(Source::MlflowDb(path.clone()));

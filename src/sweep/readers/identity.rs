@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Config keys that hold the seed, in the order they are tried.
-const SEED_KEYS: [&str; 2] = ["seed", "random_seed"];
+pub const SEED_KEYS: [&str; 2] = ["seed", "random_seed"];
 
 /// Keys that name the task, in the order they are tried (top level first, then config).
 pub const TASK_KEYS: [&str; 3] = ["task", "env", "dataset"];

@@ -88,7 +88,8 @@ pub fn read_runs_table(path: &Path, records: &[Record]) -> Result<Found> {
                 k => {
                     let number = cell.parse::<f64>().ok().or_else(|| nonfinite(cell));
                     if let Some(x) = number {
-                        if !k.starts_with('_') {
+                        // A seed is the run's identity, never a result.
+                        if !k.starts_with('_') && !super::identity::SEED_KEYS.contains(&k) {
                             metrics.insert(k.to_string(), x);
                         }
                     }
