@@ -18,9 +18,10 @@ pub mod error;
 pub mod exit;
 pub mod harness;
 pub mod render;
-pub mod suggest;
-pub mod sweep;
-pub mod yaml_depth;
 
 pub use error::{Error, Result};
 pub use exit::Exit;
+/// The run readers and statistics (the `mldebug-sweep` crate).
+pub use mldebug_sweep as sweep;
+/// Shared text handling (the `mldebug-text` crate).
+pub use mldebug_text::{suggest, yaml_depth};
