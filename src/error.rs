@@ -62,3 +62,13 @@ impl From<mldebug_sweep::Error> for Error {
         Error::new(exit, e.to_string())
     }
 }
+
+/// The exit code of every catalog failure, decided here: both kinds are the user's input (exit 2).
+impl From<mldebug_catalog::Error> for Error {
+    fn from(e: mldebug_catalog::Error) -> Self {
+        let exit = match e {
+            mldebug_catalog::Error::Usage(_) | mldebug_catalog::Error::Input { .. } => Exit::Usage,
+        };
+        Error::new(exit, e.to_string())
+    }
+}

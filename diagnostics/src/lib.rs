@@ -20,7 +20,8 @@ pub mod init;
 pub mod model;
 pub mod nn;
 pub mod options;
-pub mod report;
+/// The report schema (the `mldebug-report` crate, shared with readers that have no candle).
+pub use mldebug_report as report;
 pub mod rng;
 pub mod trace;
 pub mod zoo;

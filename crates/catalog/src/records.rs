@@ -17,7 +17,7 @@ struct Record {
 /// Compare every evidence excerpt with the record of the same id in `records_yaml`.
 /// `Err` when the records file itself does not parse.
 pub fn compare(c: &Catalog, records_yaml: &str) -> Result<Vec<Problem>, String> {
-    crate::yaml_depth::check(records_yaml.as_bytes())
+    mldebug_text::yaml_depth::check(records_yaml.as_bytes())
         .map_err(|deep| format!("the quote records do not parse: {deep}"))?;
     let records: Vec<Record> = serde_norway::from_str(records_yaml)
         .map_err(|e| format!("the quote records do not parse: {e}"))?;

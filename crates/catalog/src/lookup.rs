@@ -2,7 +2,7 @@
 //! "did you mean" suggestions (edit distance). Pure functions over a [`Catalog`].
 
 use super::model::{Catalog, Excerpt, QuoteStatus, Source};
-pub use crate::suggest::{edit_distance, SUGGEST_MAX_EDITS};
+pub use mldebug_text::suggest::{edit_distance, SUGGEST_MAX_EDITS};
 use serde::Serialize;
 /// At most this many suggestions.
 pub const SUGGEST_MAX: usize = 5;

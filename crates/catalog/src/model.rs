@@ -1,7 +1,7 @@
 //! The catalog's typed data: what SKILL.md, PLAYBOOK.md, refs/ and evidence/ say, once parsed.
 //! Plain data with no I/O; `parse` builds it and `verify` judges it.
 
-use mldebug_diagnostics::CheckId;
+use mldebug_report::CheckId;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::fmt;

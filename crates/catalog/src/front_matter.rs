@@ -76,14 +76,14 @@ pub fn check(file: &str, text: &str) -> (Option<FrontMatter>, Vec<Problem>) {
         }
     }
     let line_of = |key: &str| key_lines.get(key).copied().unwrap_or(split.yaml_line);
-    if let Err(deep) = crate::yaml_depth::check(split.yaml.as_bytes()) {
+    if let Err(deep) = mldebug_text::yaml_depth::check(split.yaml.as_bytes()) {
         return (
             None,
             vec![at(
                 deep.line + split.yaml_line - 1,
                 format!(
                     "front matter is not valid YAML: nested more than {} levels deep",
-                    crate::yaml_depth::MAX_FLOW_DEPTH
+                    mldebug_text::yaml_depth::MAX_FLOW_DEPTH
                 ),
             )],
         );

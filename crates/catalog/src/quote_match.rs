@@ -88,7 +88,7 @@ pub fn shared_prefix_words_normalised(a: &str, b: &str) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::model::QuoteStatus;
+    use crate::model::QuoteStatus;
 
     fn excerpt(text: &str, context: &str) -> Excerpt {
         Excerpt {

@@ -1,14 +1,15 @@
 //! The catalog: SKILL.md, PLAYBOOK.md, refs/*.md and evidence/*.yaml parsed into typed data
 //! ([`Catalog`]) that the knowledge commands answer from.
 //!
-//! The files are embedded in the binary at build time (see `build.rs`), and parsed once, on first
-//! use ([`embedded`]); `--catalog DIR` reads an edited copy instead ([`from_dir`]). Parsing never
+//! The files come as (path, text) pairs ([`parse_files`]: the binary embeds them at build time)
+//! or from a folder ([`from_dir`]: an edited copy). Parsing never
 //! fails on a malformed file: what is wrong becomes a [`Problem`], and [`verify`] adds the
 //! cross-file rules (quotes against evidence, check ids against the registry, the skill spec).
 //!
 //! Not here: printing (see `commands/` and `render/`).
 
 pub mod completeness;
+pub mod error;
 pub mod evidence;
 pub mod front_matter;
 pub mod limits;
@@ -23,6 +24,7 @@ pub mod search;
 pub mod symptom_id;
 pub mod verify;
 
+pub use error::{Error, Result};
 pub use read::from_dir;
 
 pub use model::{
@@ -30,47 +32,13 @@ pub use model::{
     Symptom,
 };
 
-use crate::cli::Global;
-use crate::Result;
-use mldebug_diagnostics::CheckId;
-use std::borrow::Cow;
+use mldebug_report::CheckId;
 use std::collections::HashMap;
-use std::sync::OnceLock;
-
-mod embedded_files {
-    include!(concat!(env!("OUT_DIR"), "/embedded_catalog.rs"));
-}
 
 /// The skill's main file, the playbook, and the check sections' home.
 pub const SKILL_FILE: &str = "SKILL.md";
 pub const PLAYBOOK_FILE: &str = "PLAYBOOK.md";
 pub const DIAGNOSTICS_FILE: &str = "refs/diagnostics.md";
-
-/// The catalog files compiled into this binary: (path relative to the repository root, text).
-pub fn embedded_files() -> &'static [(&'static str, &'static str)] {
-    embedded_files::FILES
-}
-
-/// The embedded catalog, parsed on first use.
-pub fn embedded() -> &'static Catalog {
-    static CATALOG: OnceLock<Catalog> = OnceLock::new();
-    CATALOG.get_or_init(|| {
-        parse_files(
-            embedded_files()
-                .iter()
-                .map(|(p, t)| (p.to_string(), t.to_string()))
-                .collect(),
-        )
-    })
-}
-
-/// The catalog a command answers from: `--catalog DIR` when given, else the embedded one.
-pub fn open(g: &Global) -> Result<Cow<'static, Catalog>> {
-    match &g.catalog {
-        Some(dir) => Ok(Cow::Owned(from_dir(dir)?)),
-        None => Ok(Cow::Borrowed(embedded())),
-    }
-}
 
 /// Parse catalog files given as (relative path, text).
 pub fn parse_files(files: Vec<(String, String)>) -> Catalog {

@@ -11,7 +11,7 @@ pub use scan::{check_ids_in, footnote_labels_in, normalise};
 use super::limits::{escape_cut, MAX_MESSAGE_CHARS};
 use super::lines::LineIndex;
 use super::model::{CheckMention, Entry, Footnote, Location, Problem, Quote, Symptom};
-use mldebug_diagnostics::CheckId;
+use mldebug_report::CheckId;
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use std::collections::HashSet;
 use std::ops::Range;

@@ -3,7 +3,7 @@
 
 use super::super::limits::shown;
 use super::{footnote_labels_in, normalise, push_space, OpenQuote, Reader, UNVERIFIED_MARKER};
-use crate::catalog::model::Quote;
+use crate::model::Quote;
 use std::ops::Range;
 
 impl Reader<'_> {

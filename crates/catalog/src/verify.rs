@@ -19,7 +19,7 @@ use super::markdown::normalise;
 use super::model::{Catalog, Excerpt, Location, Problem, QuoteStatus, Source};
 use super::quote_match;
 use super::DIAGNOSTICS_FILE;
-use mldebug_diagnostics::CheckId;
+use mldebug_report::CheckId;
 use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// Every problem in the catalog, sorted by file and line, at most
@@ -298,7 +298,7 @@ fn unique_entries(c: &Catalog, out: &mut Vec<Problem>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::catalog::parse_files;
+    use crate::parse_files;
 
     const EVIDENCE: &str = "id: src\nauthor: A. Person\ntitle: T\nurl: https://x\ndate: '2020'\nstatus: unverified\nexcerpts:\n- id: src-one\n  text: The exact words here.\n  status: verified-exact\n- id: src-two\n  text: Words nobody checked.\n  status: unverified\n";
 

@@ -2,8 +2,8 @@
 
 use super::super::limits::shown;
 use super::{check_ids_in, normalise, Cell, Reader, SYMPTOM_COLUMNS};
-use crate::catalog::model::Symptom;
-use mldebug_diagnostics::CheckId;
+use crate::model::Symptom;
+use mldebug_report::CheckId;
 
 impl Reader<'_> {
     pub(super) fn check_symptom_header(&mut self, header: &[String], start: usize) {

@@ -11,6 +11,7 @@
 //! Versions: 2 writes non-finite numbers as those strings everywhere (schema 1 wrote `null` in
 //! series points, which no reader could take back as a number).
 
+pub mod assert;
 pub mod non_finite;
 
 use serde::{Deserialize, Serialize};

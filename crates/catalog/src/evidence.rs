@@ -55,7 +55,7 @@ impl Scalar {
 
 /// Parse one evidence file. `path` is relative to the catalog root (`evidence/x.yaml`).
 pub fn parse(path: &str, text: &str) -> Result<Source, Problem> {
-    if let Err(deep) = crate::yaml_depth::check(text.as_bytes()) {
+    if let Err(deep) = mldebug_text::yaml_depth::check(text.as_bytes()) {
         return Err(Problem {
             location: Location {
                 file: path.to_string(),
@@ -63,7 +63,7 @@ pub fn parse(path: &str, text: &str) -> Result<Source, Problem> {
             },
             message: format!(
                 "not a valid evidence file: nested more than {} levels deep",
-                crate::yaml_depth::MAX_FLOW_DEPTH
+                mldebug_text::yaml_depth::MAX_FLOW_DEPTH
             ),
         });
     }

@@ -8,7 +8,7 @@
 //! deleting up to [`MAX_EDITS`] of its letters, so a query word costs a few dozen hash lookups
 //! whatever the size of the vocabulary.
 
-use crate::suggest::edit_distance;
+use mldebug_text::suggest::edit_distance;
 use std::collections::{HashMap, HashSet};
 
 /// The most edits ever allowed.

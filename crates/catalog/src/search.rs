@@ -11,6 +11,7 @@ pub mod concepts;
 pub mod text;
 pub mod typo;
 
+use super::error::{Error, Result};
 use super::model::Catalog;
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -67,10 +68,10 @@ pub fn echo(query: &str) -> String {
 pub const ECHO_CHARS: usize = 80;
 
 /// A query longer than [`MAX_QUERY_WORDS`] words is refused as bad input (exit code 2).
-pub fn check_query_length(query: &str) -> crate::Result<()> {
+pub fn check_query_length(query: &str) -> Result<()> {
     let n = query.split_whitespace().take(MAX_QUERY_WORDS + 1).count();
     if n > MAX_QUERY_WORDS {
-        return Err(crate::Error::usage(format!(
+        return Err(Error::usage(format!(
             "the query has more than {MAX_QUERY_WORDS} words; describe the symptom in fewer words, or paste only the lines around the error"
         )));
     }
