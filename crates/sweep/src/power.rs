@@ -128,6 +128,34 @@ pub fn unpaired(
     }
 }
 
+/// Runs per arm an unpaired comparison needs to detect a true effect of `d` run-to-run standard
+/// deviations with 80% power at two-sided level `alpha`: the planning sweep-compare itself does
+/// (equal SDs, Welch df). `None` beyond [`MAX_SEEDS`].
+pub fn runs_per_arm(d: f64, alpha: f64) -> Option<usize> {
+    seeds_needed(d, |m| unpaired_mde(1.0, 1.0, m, m, alpha))
+}
+
+/// Pairs a paired comparison needs for an effect of `d` SDs when runs sharing a seed correlate
+/// with `rho`: the differences then have SD √(2(1 − ρ)).
+pub fn pairs_needed(d: f64, rho: f64, alpha: f64) -> Option<usize> {
+    let sd_d = (2.0 * (1.0 - rho)).sqrt();
+    seeds_needed(d, |m| paired_mde(sd_d, m, alpha))
+}
+
+/// The power of an unpaired comparison with `n` runs per arm against a true effect of `d` SDs,
+/// in the same central-t approximation: P(T_ν > t_{1−α/2, ν} − d/se), se = √(2/n), ν = 2n − 2.
+pub fn unpaired_power(d: f64, n: usize, alpha: f64) -> f64 {
+    use statrs::distribution::StudentsT;
+    if n < 2 {
+        return f64::NAN;
+    }
+    let df = (2 * n - 2) as f64;
+    let se = (2.0 / n as f64).sqrt();
+    StudentsT::new(0.0, 1.0, df).map_or(f64::NAN, |t| {
+        1.0 - t.cdf(t_quantile(1.0 - alpha / 2.0, df) - d.abs() / se)
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,5 +200,37 @@ mod tests {
         // t.ppf(.8, 2n-2)) * sqrt(2/n) <= 1.0 first at n = 17 (scipy, loop over n).
         let u = unpaired((1.0, 5), (1.0, 5), 1.0, None, 0.05);
         assert_eq!(u.seeds_for_observed, Some(17));
+        assert_eq!(runs_per_arm(1.0, 0.05), Some(17));
+    }
+
+    #[test]
+    fn planning_figures_agree_with_the_mde_they_invert() {
+        // At the planned n the MDE reaches d; one fewer does not.
+        for d in [0.5, 0.8, 1.0, 1.5, 2.0] {
+            let n = runs_per_arm(d, 0.05).unwrap();
+            assert!(unpaired_mde(1.0, 1.0, n, n, 0.05) <= d);
+            assert!(n == 2 || unpaired_mde(1.0, 1.0, n - 1, n - 1, 0.05) > d);
+            // The power at the planned n is at least the target, just below it one run earlier.
+            assert!(unpaired_power(d, n, 0.05) >= TARGET_POWER - 0.02, "{d} {n}");
+        }
+        // ρ = 0 pairs are independent runs: as many pairs as an unpaired design has runs per
+        // arm, give or take the df (n − 1 against 2n − 2).
+        let (p, u) = (
+            pairs_needed(1.0, 0.0, 0.05).unwrap(),
+            runs_per_arm(1.0, 0.05).unwrap(),
+        );
+        assert!(p >= u && p <= u + 2, "{p} {u}");
+        // Correlation helps: ρ = 0.8 needs far fewer pairs.
+        assert!(pairs_needed(0.5, 0.8, 0.05).unwrap() * 3 < pairs_needed(0.5, 0.0, 0.05).unwrap());
+        // The power against an effect equal to the MDE is the target power, exactly: the MDE
+        // is where d/se = t_{1−α/2} + t_{0.8}.
+        for n in [3, 5, 20] {
+            let mde = unpaired_mde(1.0, 1.0, n, n, 0.05);
+            assert!(
+                (unpaired_power(mde, n, 0.05) - TARGET_POWER).abs() < 1e-9,
+                "{n}"
+            );
+        }
+        assert!(unpaired_power(0.5, 5, 0.05) < unpaired_power(2.0, 5, 0.05));
     }
 }
