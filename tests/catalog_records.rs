@@ -1,16 +1,31 @@
 //! Every evidence excerpt equals its record in the frozen quote records (text and status).
-//! The records live in `shared/sources/quotes.yaml` beside the repository (`../shared/...` from
-//! the repository root) or where `MLDEBUG_QUOTE_RECORDS` points; without them the test says so
-//! and checks nothing else.
+//! The records are kept in the repository (`tests/fixtures/quote_records.yaml`, a copy of the
+//! frozen set), so the comparison runs on every clone; `MLDEBUG_QUOTE_RECORDS` points at
+//! another copy. Where the original set sits beside the repository (`../shared/sources/`), the
+//! kept copy must equal it byte for byte.
 
 use std::path::PathBuf;
 
+fn kept_copy() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/quote_records.yaml")
+}
+
 fn records_path() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("MLDEBUG_QUOTE_RECORDS") {
-        return Some(PathBuf::from(p));
+    Some(std::env::var_os("MLDEBUG_QUOTE_RECORDS").map_or_else(kept_copy, PathBuf::from))
+}
+
+#[test]
+fn the_kept_records_equal_the_frozen_set_where_it_is_present() {
+    let original = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/sources/quotes.yaml");
+    let kept = std::fs::read(kept_copy()).expect("tests/fixtures/quote_records.yaml");
+    assert!(!kept.is_empty());
+    if let Ok(frozen) = std::fs::read(&original) {
+        assert!(
+            frozen == kept,
+            "tests/fixtures/quote_records.yaml differs from {}",
+            original.display()
+        );
     }
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/sources/quotes.yaml");
-    p.is_file().then_some(p)
 }
 
 #[test]

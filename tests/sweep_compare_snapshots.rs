@@ -10,7 +10,7 @@ use sweep_support::{paired, report, write_runs, Spec};
 #[test]
 fn paired_five_seeds_is_likely_better_not_better() {
     let dir = tempfile::tempdir().unwrap();
-    // The worked example of the design notes (§9.4).
+    // Five paired seeds with a consistent edge for A: likely better, not better.
     let a = [81.5, 80.6, 82.1, 81.3, 81.6];
     let b = [80.7, 79.6, 81.3, 80.4, 80.9];
     write_runs(

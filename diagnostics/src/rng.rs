@@ -26,11 +26,9 @@ fn splitmix64(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// FNV-1a over the label's bytes: a stable (across runs and platforms) hash of a name.
+/// A stable (across runs and platforms) hash of a name.
 fn fnv1a(label: &str) -> u64 {
-    label.bytes().fold(0xCBF2_9CE4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3)
-    })
+    mldebug_text::hash::fnv1a(label.as_bytes())
 }
 
 /// Values drawn in f64 on the host, converted there and only then moved: not every device has

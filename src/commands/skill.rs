@@ -305,14 +305,9 @@ fn remove_stale_temps(dir: &Path, files: &[(&str, &str)]) -> Result<()> {
     Ok(())
 }
 
-/// FNV-1a, 64 bit: enough to notice an edited file (not a security measure).
+/// FNV-1a, 64 bit, in hex: enough to notice an edited file (not a security measure).
 fn hash(bytes: &[u8]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{h:016x}")
+    format!("{:016x}", mldebug_text::hash::fnv1a(bytes))
 }
 
 #[cfg(test)]

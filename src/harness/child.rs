@@ -14,6 +14,7 @@ use mldebug_diagnostics::{Finding, Report, Status};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::os::fd::AsFd;
+#[cfg(unix)]
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -52,14 +53,19 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
         .try_clone_to_owned()
         .map(Stdio::from)
         .unwrap_or_else(|_| Stdio::inherit());
-    let mut child = Command::new(plan.exe)
+    let mut command = Command::new(plan.exe);
+    command
         .current_dir(plan.cwd)
         .env(REQUEST_ENV, request)
         .env(REPORT_ENV, &plan.report_path)
         .stdin(Stdio::null())
         .stdout(stdout_to_stderr)
-        .stderr(Stdio::piped())
-        .process_group(0)
+        .stderr(Stdio::piped());
+    // Its own process group, so a timeout kills everything it started (Unix only; elsewhere
+    // the timeout kills the harness process itself).
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command
         .spawn()
         .map_err(|e| Error::internal(format!("cannot start {}: {e}", plan.exe.display())))?;
 
@@ -155,7 +161,11 @@ pub fn crashed_report(request: &Request, why: &str, tail: &[String]) -> Report {
 }
 
 fn describe(status: ExitStatus) -> String {
-    match (status.code(), status.signal()) {
+    #[cfg(unix)]
+    let signal = status.signal();
+    #[cfg(not(unix))]
+    let signal: Option<i32> = None;
+    match (status.code(), signal) {
         (Some(101), _) => "it panicked: exit status 101".to_string(),
         (Some(c), _) => format!("exit status {c}"),
         (None, Some(9)) => "killed by signal 9, often the out-of-memory killer".to_string(),
@@ -164,7 +174,12 @@ fn describe(status: ExitStatus) -> String {
     }
 }
 
+/// Without process groups, the child alone is killed (by the caller).
+#[cfg(not(unix))]
+fn kill_group(_pid: u32) {}
+
 /// Kill the child's whole process group (the child leads it: its pgid is its pid).
+#[cfg(unix)]
 fn kill_group(pid: u32) {
     // std has no killpg; kill(1) with a negative pid signals the group.
     let _ = Command::new("kill")

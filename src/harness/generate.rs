@@ -293,11 +293,9 @@ pub fn write_if_changed(path: &Path, contents: &str) -> std::io::Result<bool> {
     Ok(true)
 }
 
-/// FNV-1a: a stable hash (the same on every run and platform) for the harness directory name.
+/// A stable hash (the same on every run and platform) for the harness directory name.
 fn fnv1a(s: &str) -> u64 {
-    s.bytes().fold(0xCBF2_9CE4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3)
-    })
+    mldebug_text::hash::fnv1a(s.as_bytes())
 }
 
 #[cfg(test)]

@@ -204,7 +204,7 @@ impl Finding {
 
 impl Report {
     /// What the process should report: 4 when a check could not run (the model errored),
-    /// else 1 when a check failed, else 0 (see the exit codes in DESIGN.md / README).
+    /// else 1 when a check failed, else 0 (see "Exit codes" in the README).
     pub fn exit_status(&self) -> i32 {
         if self.checks.iter().any(|f| f.status == Status::Error) {
             4

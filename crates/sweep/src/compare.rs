@@ -4,11 +4,11 @@
 //! per task: descriptives, pairing, tests, power, verdict, warnings → across tasks: Holm and the
 //! stratified-bootstrap aggregates → the overall verdict.
 //!
-//! Departures from the design notes (reference §9), on purpose:
+//! Choices worth knowing (refs/sweeps.md explains the verdicts to users):
 //! - Wins / ties / losses count "better", not ">", so they follow the metric's direction;
 //!   P(A_i better) and its Clopper-Pearson interval are over decided pairs (ties set aside, as the
 //!   sign test does).
-//! - Multi-task verdicts: each task gets the §9.3 rules with Holm-adjusted p-values (primary and
+//! - Multi-task verdicts: each task gets the single-task verdict rules with Holm-adjusted p-values (primary and
 //!   exact families adjusted separately); the overall verdict is A BETTER when at least one task
 //!   is and none leans to B (mirror for B), INCONCLUSIVE when tasks disagree. The bootstrap
 //!   aggregates are reported, never voted on: percentile intervals under-cover at few seeds.

@@ -19,7 +19,7 @@
 
 use crate::numbers::{interval, num, p_eq, signed};
 
-/// The p-value below which a lopsided win rate makes a "likely" verdict (§9.3 rule 3).
+/// The p-value below which a lopsided win rate makes a "likely" verdict (refs/sweeps.md, the verdict table).
 pub const SUGGESTIVE_P: f64 = 0.20;
 /// The probability of superiority that counts as lopsided (the meaningfulness threshold
 /// γ = 0.75 proposed for P(A > B) by Bouthillier et al. 2021).

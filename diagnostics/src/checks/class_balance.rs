@@ -21,10 +21,10 @@ use std::collections::BTreeMap;
 
 const ID: CheckId = CheckId::ClassBalance;
 
-/// Commonest:rarest above this warns (DESIGN.md; SageMaker Debugger's `class_imbalance` rule
+/// Commonest:rarest above this warns (SageMaker Debugger's `class_imbalance` rule
 /// defaults to a 10:1 ratio).
 pub const IMBALANCE_WARN: f64 = 10.0;
-/// Above this fails: the majority-class trap (DESIGN.md).
+/// Above this fails: the majority-class trap (refs/diagnostics.md, class-balance).
 pub const IMBALANCE_FAIL: f64 = 100.0;
 
 /// Counts the labels of `M::batch(seed)`. No forward pass.

@@ -32,10 +32,10 @@ const ID: CheckId = CheckId::InitLoss;
 /// Fresh inits (and batches) averaged over: one init can be unlucky; three keep the check fast
 /// and the verdict stable (zoo: the three losses lie within 10% of each other).
 pub const INIT_LOSS_INITS: u64 = 3;
-/// |loss / ln C − 1| above this warns (candle.md §5; Karpathy's "verify loss @ init"). Zoo over
+/// |loss / ln C − 1| above this warns (Karpathy's "verify loss @ init", SKILL.md `loss-at-init`). Zoo over
 /// 5 seeds: clean models 0.996–1.012, candle's llama (last position only) 1.19–1.40.
 pub const INIT_LOSS_WARN_BAND: f64 = 0.2;
-/// |loss / ln C − 1| above this fails (DESIGN.md). Zoo: raw 0–255 pixels 5.1–14x, a summed
+/// |loss / ln C − 1| above this fails. Zoo: raw 0–255 pixels 5.1–14x, a summed
 /// instead of averaged loss 32x (the batch size), a negated loss −1x.
 pub const INIT_LOSS_FAIL_BAND: f64 = 0.5;
 

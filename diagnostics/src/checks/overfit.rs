@@ -41,7 +41,7 @@ use candle_core::{Result, Tensor, Var};
 
 const ID: CheckId = CheckId::Overfit;
 
-/// Memorised when the loss ends below this share of its start (DESIGN.md "~5%"; TheDeepChecker
+/// Memorised when the loss ends below this share of its start (TheDeepChecker
 /// asks the same of a 16-sample batch). Clean zoo models get there in 50–86 of the 200 steps
 /// (5 seeds); the twins that cannot stop at 20% (fused RmsNorm), 53% (softmax before the
 /// cross-entropy), 55–76% (ten sigmoid layers), 100% (zero init).
@@ -49,11 +49,11 @@ pub const OVERFIT_PASS_RATIO: f64 = 0.05;
 /// Between the pass ratio and this, "almost": more steps or a larger step would get there.
 pub const OVERFIT_WARN_RATIO: f64 = 0.10;
 /// For a cross-entropy, a mean loss below this means p(target) > 0.95: memorised whatever the
-/// start (matters for two-class problems, whose start ln 2 is small; candle.md §5).
+/// start (matters for two-class problems, whose start ln 2 is small).
 pub const OVERFIT_ABS_PASS: f64 = 0.05;
 /// A first optimizer step that moves the weight matrices by more than this share of their norm
 /// (median over matrices) is too large. TheDeepChecker flags update/weight ratios above 10^-1
-/// (peers.md §6). Zoo, 5 seeds: clean models 0.010–0.018; the lr x100 twin 1.2.
+/// (refs/diagnostics.md, overfit). Zoo, 5 seeds: clean models 0.010–0.018; the lr x100 twin 1.2.
 pub const OVERFIT_UPDATE_RATIO: f64 = 0.1;
 /// A run that did not memorise is a plateau when its loss fell by less than 10% over the last
 /// quarter of the steps (ratio above this), and "slow" (still falling) otherwise. Zoo, 5 seeds:
