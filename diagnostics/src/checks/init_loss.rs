@@ -2,9 +2,10 @@
 //!
 //! A freshly initialised classifier should spread its bets, so its cross-entropy should be close
 //! to `ln C` (C = classes; for a language model, the vocabulary). Far above means the logits start
-//! huge (unnormalised inputs, a bad init, a sum instead of a mean); far below means the model
-//! already knows the answer (the labels leak into the input) or the loss is not what it claims;
-//! negative or non-finite means the loss itself is broken.
+//! huge (unnormalised inputs, a bad init, a sum instead of a mean); far below means the loss is
+//! not what it claims (its reduction, the targets it reads) or the output bias already fits skewed
+//! labels. Not leakage: an untrained network cannot exploit a leak (refs/diagnostics.md).
+//! Negative or non-finite means the loss itself is broken.
 //!
 //! On `zoo::cnn-unnormalised` (raw 0–255 pixels):
 //! ```text
@@ -155,7 +156,7 @@ fn judge(samples: &[Sample], opts: &Options, what: &str) -> Finding {
     } else if 1.0 - ratio > INIT_LOSS_FAIL_BAND {
         (
             Status::Fail,
-            format!("loss at init {mean:.3} is only {ratio:.2}x {c_name} ({count}): suspiciously low; do the labels leak into the input?"),
+            format!("loss at init {mean:.3} is only {ratio:.2}x {c_name} ({count}): suspiciously low: does the loss read its targets and reduce as meant, or is the output bias already fitted to skewed labels? (not leakage: an untrained model cannot exploit a leak)"),
         )
     } else if (ratio - 1.0).abs() > INIT_LOSS_WARN_BAND {
         (
