@@ -53,21 +53,13 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// The exit code of every sweep failure, decided here: both kinds are the user's input (exit 2).
-impl From<mldebug_sweep::Error> for Error {
-    fn from(e: mldebug_sweep::Error) -> Self {
+/// The exit code of every failure of the reading crates (`mldebug-sweep`, `mldebug-catalog`),
+/// decided here: both kinds are the user's input (exit 2).
+impl From<mldebug_text::input_error::Error> for Error {
+    fn from(e: mldebug_text::input_error::Error) -> Self {
+        use mldebug_text::input_error::Error as E;
         let exit = match e {
-            mldebug_sweep::Error::Usage(_) | mldebug_sweep::Error::Input { .. } => Exit::Usage,
-        };
-        Error::new(exit, e.to_string())
-    }
-}
-
-/// The exit code of every catalog failure, decided here: both kinds are the user's input (exit 2).
-impl From<mldebug_catalog::Error> for Error {
-    fn from(e: mldebug_catalog::Error) -> Self {
-        let exit = match e {
-            mldebug_catalog::Error::Usage(_) | mldebug_catalog::Error::Input { .. } => Exit::Usage,
+            E::Usage(_) | E::Input { .. } => Exit::Usage,
         };
         Error::new(exit, e.to_string())
     }
