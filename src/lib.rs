@@ -6,6 +6,7 @@
 //! - [`harness`]: runs the checks on a model in the user's own crate.
 //! - [`render`]: tables, JSON and plots; nothing else prints.
 //! - [`suggest`]: the edit distance behind every "did you mean".
+//! - `fuzzing`: the fuzz targets' entry point (hidden; see the README's "Fuzzing").
 //!
 //! The diagnostics themselves live in the `mldebug-diagnostics` crate.
 
@@ -15,6 +16,8 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod exit;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod harness;
 pub mod render;
 pub mod suggest;

@@ -59,6 +59,9 @@ mod wandb_log;
 mod yaml;
 
 pub use discover::{Job, Source, TRIED};
+/// The record checksums, for the fuzz targets that frame arbitrary payloads.
+pub(crate) use crc32::crc32_update;
+pub(crate) use crc32c::masked_crc32c;
 
 use crate::sweep::record::RunRecord;
 use crate::{Error, Result};
