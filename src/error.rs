@@ -52,3 +52,13 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+/// The exit code of every sweep failure, decided here: both kinds are the user's input (exit 2).
+impl From<mldebug_sweep::Error> for Error {
+    fn from(e: mldebug_sweep::Error) -> Self {
+        let exit = match e {
+            mldebug_sweep::Error::Usage(_) | mldebug_sweep::Error::Input { .. } => Exit::Usage,
+        };
+        Error::new(exit, e.to_string())
+    }
+}

@@ -6,6 +6,7 @@
 //! - [`harness`]: runs the checks on a model in the user's own crate.
 //! - [`render`]: tables, JSON and plots; nothing else prints.
 //! - [`suggest`]: the edit distance behind every "did you mean".
+//! - [`yaml_depth`]: refuses YAML nested too deep before the parser sees it.
 //! - `fuzzing`: the fuzz targets' entry point (hidden; see the README's "Fuzzing").
 //!
 //! The diagnostics themselves live in the `mldebug-diagnostics` crate.
@@ -20,8 +21,10 @@ pub mod exit;
 pub mod fuzzing;
 pub mod harness;
 pub mod render;
-pub mod suggest;
-pub mod sweep;
 
 pub use error::{Error, Result};
 pub use exit::Exit;
+/// The run readers and statistics (the `mldebug-sweep` crate).
+pub use mldebug_sweep as sweep;
+/// Shared text handling (the `mldebug-text` crate).
+pub use mldebug_text::{suggest, yaml_depth};

@@ -1,12 +1,13 @@
 use clap::Parser;
-use mldebug::{cli::Cli, commands, Exit};
+use mldebug::{cli::Cli, commands, render::terminal, Exit};
 
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match commands::run(cli) {
         Ok(exit) => exit.into(),
         Err(e) => {
-            eprintln!("error: {e}");
+            // A message may name a file or repeat its text: no control character reaches the terminal.
+            eprintln!("error: {}", terminal::safe(&e.to_string(), false));
             e.exit.into()
         }
     }

@@ -247,3 +247,44 @@ fn many_excerpts_and_elided_quotes() {
     );
     eprintln!("quote: {took:?}");
 }
+
+/// YAML nested 200,000 levels deep in the SKILL.md front matter or an evidence file is refused
+/// at the 65th level, naming the file and line, before the YAML parser (a minute on it) runs.
+#[test]
+fn deeply_nested_yaml_is_refused_at_once() {
+    let deep = "[".repeat(200_000);
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), tmp.path());
+    let skill = tmp.path().join("SKILL.md");
+    let text = std::fs::read_to_string(&skill).unwrap();
+    std::fs::write(
+        &skill,
+        text.replacen("---\nname:", &format!("---\nx: {deep}\nname:"), 1),
+    )
+    .unwrap();
+    let (code, out, took) = verify_bounded(tmp.path(), false);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "{}:2: front matter is not valid YAML: nested more than 64 levels deep",
+            skill.display()
+        )),
+        "{out}"
+    );
+    eprintln!("front matter: {took:?}");
+
+    let tmp = tempfile::tempdir().unwrap();
+    copy_dir(&fixture(), tmp.path());
+    let evidence = tmp.path().join("evidence/deep.yaml");
+    std::fs::write(&evidence, format!("id: deep\nauthor: {deep}\n")).unwrap();
+    let (code, out, took) = verify_bounded(tmp.path(), false);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(&format!(
+            "{}:2: not a valid evidence file: nested more than 64 levels deep",
+            evidence.display()
+        )),
+        "{out}"
+    );
+    eprintln!("evidence: {took:?}");
+}

@@ -7,12 +7,15 @@
 //! `cargo test --test fuzz_corpus_replay -- --ignored write_seeds`). Inputs found by fuzzing are
 //! added by hand, minimised, next to them.
 
-mod sweep_readers_support;
+/// The sweep crate's writers of event files and W&B logs, for the seeds.
+#[allow(dead_code)]
+#[path = "../crates/sweep/tests/integration/support.rs"]
+mod format_writers;
 
 use mldebug::fuzzing::{run, FILE_MARKER, RECORD_SEPARATOR, TARGETS};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use sweep_readers_support::{
+use format_writers::{
     event_file, file_version_event, scalar_event, wandb_history_record, wandb_log,
     wandb_run_record, Encoding,
 };
@@ -194,7 +197,8 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut s: Vec<(&str, String, Vec<u8>)> = Vec::new();
     let mut add = |t: &'static str, n: &str, b: &[u8]| s.push((t, n.to_string(), b.to_vec()));
     let fixtures = root().join("tests/fixtures");
-    let read = |rel: &str| std::fs::read(fixtures.join(rel)).unwrap();
+    let sweep_fixtures = root().join("crates/sweep/tests/fixtures");
+    let read = |rel: &str| std::fs::read(sweep_fixtures.join(rel)).unwrap();
 
     add("run_json", "valid-run-object.json", br#"{"name": "adam-1", "group": "lr=3e-4", "seed": 1,
  "metrics": {"val_loss": 0.31, "diverged": NaN},

@@ -232,3 +232,68 @@ fn huge_metric_values_never_panic() {
         "{out}"
     );
 }
+
+/// A byte-identical copy of a run (one file twice, or a whole folder given twice) is one run:
+/// the verdict, the gate and every number stay those of the runs without the copies, and a
+/// warning names each copy and the file it repeats.
+#[test]
+fn a_run_given_twice_counts_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let runs = dir.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    write_runs(
+        &runs,
+        "val/acc",
+        &paired("new", &STRONG_A[..5], "baseline", &STRONG_B[..5], None),
+    );
+    let d = runs.to_str().unwrap();
+    let (code, alone, _) = run(&[d, "--gate"]);
+    assert!(alone.contains("A LIKELY BETTER"), "{alone}");
+    assert_eq!(code, 1);
+    let (_, alone_json, _) = run(&[d, "--format", "json"]);
+
+    // One file copied under another name, in a second folder.
+    let copies = dir.path().join("copies");
+    std::fs::create_dir(&copies).unwrap();
+    let original = runs.join("new-s0.json");
+    let copy = copies.join("new-s0 (copy).json");
+    std::fs::copy(&original, &copy).unwrap();
+    let c = copies.to_str().unwrap();
+    // The same path twice is dropped when read (no warning); a copy is found by its content.
+    for (args, copied) in [
+        (vec![d, c], true),
+        (vec![d, d], false),
+        (vec![d, c, d], true),
+    ] {
+        let (code, out, err) = run(&[&args[..], &["--gate"]].concat());
+        assert_eq!(code, 1, "{args:?}: {out}{err}");
+        assert!(out.contains("A LIKELY BETTER"), "{out}");
+        assert_eq!(
+            out.contains("read twice, each counted once"),
+            copied,
+            "{out}"
+        );
+        let (_, json, _) = run(&[&args[..], &["--format", "json"]].concat());
+        let (a, b): (serde_json::Value, serde_json::Value) = (
+            serde_json::from_str(&alone_json).unwrap(),
+            serde_json::from_str(&json).unwrap(),
+        );
+        assert_eq!(a["tasks"][0]["paired"], b["tasks"][0]["paired"], "{args:?}");
+        assert_eq!(a["tasks"][0]["a"], b["tasks"][0]["a"]);
+        assert_eq!(a["verdict"], b["verdict"]);
+    }
+    let (_, json, _) = run(&[d, c, "--format", "json"]);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let w = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["id"] == "duplicate-run")
+        .expect("a duplicate-run warning");
+    let expected = format!(
+        "{} repeats {} (byte-identical files)",
+        copy.display(),
+        original.display()
+    );
+    assert!(w["message"].as_str().unwrap().contains(&expected), "{w}");
+}

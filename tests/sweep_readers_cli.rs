@@ -2,6 +2,8 @@
 //! names the file and the place. Also one real comparison over mixed formats, to show the
 //! readers feed the command end to end.
 
+#[allow(dead_code)]
+#[path = "../crates/sweep/tests/integration/support.rs"]
 mod sweep_readers_support;
 
 use std::path::Path;
@@ -226,4 +228,59 @@ fn a_comparison_over_mixed_formats() {
         v["tasks"][0]["paired"].is_object(),
         "seeds from paths and params pair up: {stdout}"
     );
+}
+
+/// A folder holding only W&B UI exports (any name ending in .csv, as the message promises) is
+/// read; a data CSV beside them is not a run and is not read.
+#[test]
+fn a_folder_of_wandb_csv_exports_is_read() {
+    let t = tempfile::tempdir().unwrap();
+    write(
+        t.path(),
+        "wandb_export_2024-01-01.csv",
+        "\"Name\",\"State\",\"seed\",\"method\",\"accuracy\"\n\
+         \"a0\",\"finished\",\"0\",\"new\",\"0.91\"\n\"a1\",\"finished\",\"1\",\"new\",\"0.92\"\n\
+         \"a2\",\"finished\",\"2\",\"new\",\"0.90\"\n\"b0\",\"finished\",\"0\",\"old\",\"0.85\"\n\
+         \"b1\",\"finished\",\"1\",\"old\",\"0.86\"\n\"b2\",\"finished\",\"2\",\"old\",\"0.84\"\n",
+    );
+    // Not UTF-8, not a run: must neither be read nor stop the walk.
+    write(t.path(), "dataset.csv", b"x,y\n\xff\xfe,1\n".as_slice());
+    let (code, out, err) = sweep_compare(&[t.path()], &["--group-by", "method"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("VERDICT"), "{out}");
+}
+
+/// A link that loops is named as such (not "no such file"); a FIFO named on the command line,
+/// alone or through a glob, is refused at once instead of blocking the read.
+#[cfg(unix)]
+#[test]
+fn links_that_loop_and_fifos_are_refused_with_what_they_are() {
+    let t = tempfile::tempdir().unwrap();
+    let looped = t.path().join("self.json");
+    std::os::unix::fs::symlink(&looped, &looped).unwrap();
+    assert_input_error(
+        &[&looped],
+        &format!(
+            "{}: a symbolic link that cannot be followed:",
+            looped.display()
+        ),
+    );
+    let fifo = t.path().join("pipe.json");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    assert_input_error(
+        &[&fifo],
+        &format!("{}: not a regular file or a directory", fifo.display()),
+    );
+    let pattern = t.path().join("pipe*.json");
+    assert_input_error(
+        &[&pattern],
+        &format!("{}: not a regular file or a directory", fifo.display()),
+    );
+    // In a walked folder, the FIFO is passed over, and the good runs beside it are read.
+    good_runs(t.path());
+    std::fs::remove_file(&looped).unwrap();
+    let (code, out, err) = sweep_compare(&[t.path()], &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("VERDICT"), "{out}");
 }

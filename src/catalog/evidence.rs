@@ -55,6 +55,18 @@ impl Scalar {
 
 /// Parse one evidence file. `path` is relative to the catalog root (`evidence/x.yaml`).
 pub fn parse(path: &str, text: &str) -> Result<Source, Problem> {
+    if let Err(deep) = crate::yaml_depth::check(text.as_bytes()) {
+        return Err(Problem {
+            location: Location {
+                file: path.to_string(),
+                line: deep.line,
+            },
+            message: format!(
+                "not a valid evidence file: nested more than {} levels deep",
+                crate::yaml_depth::MAX_FLOW_DEPTH
+            ),
+        });
+    }
     let file: SourceFile = serde_norway::from_str(text).map_err(|e| Problem {
         location: Location {
             file: path.to_string(),

@@ -76,6 +76,18 @@ pub fn check(file: &str, text: &str) -> (Option<FrontMatter>, Vec<Problem>) {
         }
     }
     let line_of = |key: &str| key_lines.get(key).copied().unwrap_or(split.yaml_line);
+    if let Err(deep) = crate::yaml_depth::check(split.yaml.as_bytes()) {
+        return (
+            None,
+            vec![at(
+                deep.line + split.yaml_line - 1,
+                format!(
+                    "front matter is not valid YAML: nested more than {} levels deep",
+                    crate::yaml_depth::MAX_FLOW_DEPTH
+                ),
+            )],
+        );
+    }
     let map: BTreeMap<String, serde_norway::Value> = match serde_norway::from_str(split.yaml) {
         Ok(m) => m,
         Err(e) => {

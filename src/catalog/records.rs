@@ -17,6 +17,8 @@ struct Record {
 /// Compare every evidence excerpt with the record of the same id in `records_yaml`.
 /// `Err` when the records file itself does not parse.
 pub fn compare(c: &Catalog, records_yaml: &str) -> Result<Vec<Problem>, String> {
+    crate::yaml_depth::check(records_yaml.as_bytes())
+        .map_err(|deep| format!("the quote records do not parse: {deep}"))?;
     let records: Vec<Record> = serde_norway::from_str(records_yaml)
         .map_err(|e| format!("the quote records do not parse: {e}"))?;
     let by_id: BTreeMap<&str, &Record> = records.iter().map(|r| (r.id.as_str(), r)).collect();

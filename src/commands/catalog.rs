@@ -3,7 +3,7 @@
 
 use crate::catalog::{self, limits, records, verify, Problem};
 use crate::cli::Global;
-use crate::render::output::emit;
+use crate::render::output::{emit, emit_json};
 use crate::render::{json, paint::Paint};
 use crate::{Error, Exit, Result};
 use serde::Serialize;
@@ -101,7 +101,7 @@ fn verify_cmd(args: VerifyArgs, g: &Global) -> Result<Exit> {
             .collect(),
     };
     if g.json {
-        emit(&json::to_string(&out)?)?;
+        emit_json(&json::to_string(&out)?)?;
     } else {
         let paint = Paint::new(g.color);
         let mut text = String::new();
@@ -122,7 +122,7 @@ fn verify_cmd(args: VerifyArgs, g: &Global) -> Result<Exit> {
                 out.problem_count
             ));
         }
-        emit(&text)?;
+        emit(&text, paint.color)?;
     }
     Ok(if out.ok { Exit::Ok } else { Exit::Failed })
 }

@@ -5,7 +5,7 @@
 use super::zoo;
 use crate::cli::Global;
 use crate::harness::DEFAULT_TIMEOUT_S;
-use crate::render::output::emit;
+use crate::render::output::{emit, emit_json};
 use crate::render::{plot, progress, report as render_report, style::Style};
 use crate::{Error, Exit, Result};
 use mldebug_diagnostics::options::{Deadline, DEFAULT_STEPS, MAX_STEPS, MAX_TIMEOUT_S};
@@ -152,16 +152,20 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         // The same JSON as a harness writes (non-finite numbers as "NaN", "inf", "-inf").
         let text = mldebug_diagnostics::harness::report_to_json(&report)
             .map_err(|e| Error::internal(format!("writing the report as JSON: {e}")))?;
-        emit(&format!("{text}\n"))?;
+        emit_json(&format!("{text}\n"))?;
         for p in &plots {
-            eprintln!("wrote {}", p.display());
+            eprintln!(
+                "wrote {}",
+                crate::render::terminal::safe(&p.display().to_string(), false)
+            );
         }
     } else {
-        let mut text = render_report::render(&report, &Style::for_stdout(g.color));
+        let style = Style::for_stdout(g.color);
+        let mut text = render_report::render(&report, &style);
         for p in &plots {
             text.push_str(&format!("plot: {}\n", p.display()));
         }
-        emit(&text)?;
+        emit(&text, style.colour)?;
     }
     Ok(exit_for(&report))
 }

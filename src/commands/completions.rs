@@ -18,6 +18,6 @@ pub fn run(args: Args, _g: &Global) -> Result<Exit> {
     clap_complete::generate(args.shell, &mut cmd, "mldebug", &mut script);
     let script = String::from_utf8(script)
         .map_err(|e| Error::internal(format!("completion script is not UTF-8: {e}")))?;
-    emit(&script)?;
+    emit(&script, false)?;
     Ok(Exit::Ok)
 }

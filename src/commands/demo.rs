@@ -4,7 +4,7 @@
 
 use super::check::RunArgs;
 use crate::cli::Global;
-use crate::render::output::emit;
+use crate::render::output::{emit, emit_json};
 use crate::render::{matrix, progress::ModelsProgress, style::Style};
 use crate::{Error, Exit, Result};
 use mldebug_diagnostics::zoo::{self, ZooModel};
@@ -162,9 +162,10 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     if g.json {
         let text = serde_json::to_string_pretty(&matrix)
             .map_err(|e| Error::internal(format!("writing the demo matrix as JSON: {e}")))?;
-        emit(&format!("{text}\n"))?;
+        emit_json(&format!("{text}\n"))?;
     } else {
-        emit(&matrix::render(&matrix, &Style::for_stdout(g.color)))?;
+        let style = Style::for_stdout(g.color);
+        emit(&matrix::render(&matrix, &style), style.colour)?;
     }
     Ok(if matrix.all_matched() {
         Exit::Ok

@@ -2,7 +2,7 @@
 
 use crate::catalog::{self, Catalog};
 use crate::cli::Global;
-use crate::render::output::emit;
+use crate::render::output::{emit, emit_json};
 use crate::render::{json, paint::Paint, table, text::warn_problems};
 use crate::{Exit, Result};
 use serde::Serialize;
@@ -82,9 +82,10 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     warn_problems(&c, g);
     let rows = rows(&c, args.kind);
     if g.json {
-        emit(&json::to_string(&rows)?)?;
+        emit_json(&json::to_string(&rows)?)?;
     } else {
-        emit(&human(&rows, Paint::new(g.color)))?;
+        let paint = Paint::new(g.color);
+        emit(&human(&rows, paint), paint.color)?;
     }
     Ok(Exit::Ok)
 }

@@ -5,7 +5,7 @@
 use crate::catalog::lookup::{self, NoQuotes, QuoteHit};
 use crate::catalog::{self};
 use crate::cli::Global;
-use crate::render::output::emit;
+use crate::render::output::{emit, emit_json};
 use crate::render::{json, paint::Paint, quotes, text::warn_problems};
 use crate::{Error, Exit, Result};
 use serde::Serialize;
@@ -48,11 +48,11 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         quotes: hits,
     };
     if g.json {
-        emit(&json::to_string(&out)?)?;
+        emit_json(&json::to_string(&out)?)?;
     } else {
         let paint = Paint::new(g.color);
         let blocks: Vec<String> = out.quotes.iter().map(|q| quotes::quote(q, paint)).collect();
-        emit(&blocks.join("\n"))?;
+        emit(&blocks.join("\n"), paint.color)?;
     }
     Ok(Exit::Ok)
 }

@@ -4,7 +4,7 @@
 
 use crate::catalog::{self, search};
 use crate::cli::Global;
-use crate::render::output::emit;
+use crate::render::output::{emit, emit_json};
 use crate::render::{json, paint::Paint, table, text::warn_problems};
 use crate::{Error, Exit, Result};
 use serde::Serialize;
@@ -66,7 +66,7 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     }
     let out = Output { query, results };
     if g.json {
-        emit(&json::to_string(&out)?)?;
+        emit_json(&json::to_string(&out)?)?;
     } else {
         let paint = Paint::new(g.color);
         let mut t = table::new(&["score", "id", "title", "where"], paint);
@@ -81,7 +81,7 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         let mut text = table::to_string(&t);
         text.push_str(&paint.dim("details: mldebug show <id>"));
         text.push('\n');
-        emit(&text)?;
+        emit(&text, paint.color)?;
     }
     Ok(Exit::Ok)
 }

@@ -4,7 +4,7 @@
 use crate::catalog::lookup::{self, QuoteHit};
 use crate::catalog::{self, Catalog, Entry, Source};
 use crate::cli::Global;
-use crate::render::output::emit;
+use crate::render::output::{emit, emit_json};
 use crate::render::{
     json,
     paint::Paint,
@@ -58,9 +58,10 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         ))
     })?;
     if g.json {
-        emit(&json::to_string(&shown)?)?;
+        emit_json(&json::to_string(&shown)?)?;
     } else {
-        emit(&human(&shown, Paint::new(g.color)))?;
+        let paint = Paint::new(g.color);
+        emit(&human(&shown, paint), paint.color)?;
     }
     Ok(Exit::Ok)
 }

@@ -14,7 +14,7 @@ use crate::catalog::limits::shown;
 use crate::catalog::{self, front_matter};
 use crate::cli::Global;
 use crate::render::json;
-use crate::render::output::emit;
+use crate::render::output::{emit, emit_json};
 use crate::{Error, Exit, Result};
 use disk::OnDisk;
 use serde::{Deserialize, Serialize};
@@ -91,23 +91,29 @@ fn install(args: InstallArgs, g: &Global) -> Result<Exit> {
         .collect();
     let out = write_skill(&dir, &fm.name, &files, args.force)?;
     if g.json {
-        emit(&json::to_string(&out)?)?;
+        emit_json(&json::to_string(&out)?)?;
     } else if out.written.is_empty() && out.removed.is_empty() {
-        emit(&format!(
-            "the {} skill in {} is up to date ({} files)\n",
-            out.name,
-            out.dir,
-            out.unchanged.len()
-        ))?;
+        emit(
+            &format!(
+                "the {} skill in {} is up to date ({} files)\n",
+                out.name,
+                out.dir,
+                out.unchanged.len()
+            ),
+            false,
+        )?;
     } else {
-        emit(&format!(
-            "installed the {} skill in {}: {} written, {} unchanged, {} removed\n",
-            out.name,
-            out.dir,
-            out.written.len(),
-            out.unchanged.len(),
-            out.removed.len()
-        ))?;
+        emit(
+            &format!(
+                "installed the {} skill in {}: {} written, {} unchanged, {} removed\n",
+                out.name,
+                out.dir,
+                out.written.len(),
+                out.unchanged.len(),
+                out.removed.len()
+            ),
+            false,
+        )?;
     }
     Ok(Exit::Ok)
 }

@@ -6,7 +6,7 @@
 //! are not evidenced; without it the exit status is 0 whenever the comparison ran.
 
 use crate::cli::Global;
-use crate::render::output::emit;
+use crate::render::output::{emit, emit_json};
 use crate::render::{style::Style, sweep_markdown, sweep_plot, sweep_table};
 use crate::sweep::compare::{self, Options, DEFAULT_ALPHA, DEFAULT_BOOTSTRAP_REPS};
 use crate::sweep::pairing::PairBy;
@@ -162,7 +162,11 @@ pub fn report(args: &Args, g: &Global) -> Result<(String, VerdictKind)> {
 
 pub fn run(args: Args, g: &Global) -> Result<Exit> {
     let (text, kind) = report(&args, g)?;
-    emit(&text)?;
+    match (g.json, args.format) {
+        (true, _) | (_, Format::Json) => emit_json(&text)?,
+        (_, Format::Markdown) => emit(&text, false)?,
+        (_, Format::Table) => emit(&text, Style::for_stdout(g.color).colour)?,
+    }
     Ok(if args.gate && kind != VerdictKind::ABetter {
         Exit::Failed
     } else {

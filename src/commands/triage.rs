@@ -4,7 +4,7 @@
 
 use crate::catalog::{self, search};
 use crate::cli::Global;
-use crate::render::output::emit;
+use crate::render::output::{emit, emit_json};
 use crate::render::{
     json,
     paint::Paint,
@@ -90,9 +90,10 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
     }
     let out = Output { query, matches };
     if g.json {
-        emit(&json::to_string(&out)?)?;
+        emit_json(&json::to_string(&out)?)?;
     } else {
-        emit(&human(&out, Paint::new(g.color)))?;
+        let paint = Paint::new(g.color);
+        emit(&human(&out, paint), paint.color)?;
     }
     Ok(Exit::Ok)
 }

@@ -2,7 +2,7 @@
 //! correct mldebug must fail on it. Also the name lookup behind `--model zoo::<name>`.
 
 use crate::cli::Global;
-use crate::render::output::emit;
+use crate::render::output::{emit, emit_json};
 use crate::render::{style::Style, zoo as render_zoo};
 use crate::suggest::{edit_distance, SUGGEST_MAX_EDITS};
 use crate::{Error, Exit, Result};
@@ -44,9 +44,10 @@ pub fn run(_args: Args, g: &Global) -> Result<Exit> {
     if g.json {
         let text = serde_json::to_string_pretty(&entries)
             .map_err(|e| Error::internal(format!("writing the zoo as JSON: {e}")))?;
-        emit(&format!("{text}\n"))?;
+        emit_json(&format!("{text}\n"))?;
     } else {
-        emit(&render_zoo::render(&entries, &Style::for_stdout(g.color)))?;
+        let style = Style::for_stdout(g.color);
+        emit(&render_zoo::render(&entries, &style), style.colour)?;
     }
     Ok(Exit::Ok)
 }

@@ -25,5 +25,6 @@ pub mod sweep_plot;
 pub mod sweep_report;
 pub mod sweep_table;
 pub mod table;
+pub mod terminal;
 pub mod text;
 pub mod zoo;

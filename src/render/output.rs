@@ -4,8 +4,32 @@
 use crate::{Error, Result};
 use std::io::{ErrorKind, Write};
 
-/// Write `text` to stdout, as is.
-pub fn emit(text: &str) -> Result<()> {
+/// Write human output to stdout, control characters escaped ([`super::terminal::safe`]);
+/// `colour` keeps mldebug's own colour sequences.
+pub fn emit(text: &str, colour: bool) -> Result<()> {
+    write_stdout(&super::terminal::safe(text, colour))
+}
+
+/// Write a JSON document to stdout. serde_json escapes the C0 control characters; DEL and the C1
+/// controls (U+0080–U+009F, where U+009B starts a terminal command) it leaves raw, so they are
+/// written as `\u00XX` escapes here: the same JSON value, nothing a terminal acts on.
+pub fn emit_json(text: &str) -> Result<()> {
+    let raw = |c: char| ('\u{7f}'..='\u{9f}').contains(&c);
+    if !text.contains(raw) {
+        return write_stdout(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if raw(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    write_stdout(&out)
+}
+
+fn write_stdout(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Ok(()) => Ok(()),

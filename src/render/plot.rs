@@ -32,7 +32,11 @@ pub fn write_plots(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
         .checks
         .iter()
         .flat_map(|f| f.series.iter().map(move |s| (f, s)))
-        .map(|(f, s)| Ok((dir.join(file_name(f, s)), svg(&report.model, f, s)?)))
+        .map(|(f, s)| {
+            // XML forbids most control characters; a name may hold any.
+            let text = super::terminal::safe(&svg(&report.model, f, s)?, false).into_owned();
+            Ok((dir.join(file_name(f, s)), text))
+        })
         .collect::<Result<_>>()?;
     if plots.is_empty() {
         return Ok(Vec::new());

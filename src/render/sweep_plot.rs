@@ -41,7 +41,8 @@ pub fn render(c: &Comparison) -> Result<String> {
         }
         root.present().map_err(draw_err)?;
     }
-    Ok(svg)
+    // Run names and labels come from data files; XML forbids most control characters.
+    Ok(super::terminal::safe(&svg, false).into_owned())
 }
 
 /// Render and write the plot to `path`: the whole file or nothing (exit 74 on a write error).

@@ -40,10 +40,11 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> String {
 /// On stderr: a catalog read with `--catalog` has problems (answers may be incomplete).
 pub fn warn_problems(c: &crate::catalog::Catalog, g: &crate::cli::Global) {
     if g.catalog.is_some() && !c.problems.is_empty() {
+        let first = c.problems[0].to_string();
         eprintln!(
             "warning: the catalog has {} problem(s), first: {}; run `mldebug catalog verify`",
             c.problems.len(),
-            c.problems[0]
+            super::terminal::safe(&first, false)
         );
     }
 }

@@ -8,6 +8,7 @@
 //! deleting up to [`MAX_EDITS`] of its letters, so a query word costs a few dozen hash lookups
 //! whatever the size of the vocabulary.
 
+use crate::suggest::edit_distance;
 use std::collections::{HashMap, HashSet};
 
 /// The most edits ever allowed.
@@ -73,7 +74,7 @@ impl Speller {
                 if cand.as_bytes()[0] != w.as_bytes()[0] {
                     continue;
                 }
-                let dist = osa_distance(w, cand);
+                let dist = edit_distance(w, cand);
                 if dist == 0 || dist > limit {
                     continue;
                 }
@@ -110,31 +111,6 @@ fn deletions(w: &str, edits: usize) -> Vec<String> {
     out
 }
 
-/// Optimal-string-alignment distance: Levenshtein plus the swap of two neighbouring letters.
-pub fn osa_distance(a: &str, b: &str) -> usize {
-    let a = a.as_bytes();
-    let b = b.as_bytes();
-    let (n, m) = (a.len(), b.len());
-    let mut d = vec![vec![0usize; m + 1]; n + 1];
-    for (i, row) in d.iter_mut().enumerate() {
-        row[0] = i;
-    }
-    d[0] = (0..=m).collect();
-    for i in 1..=n {
-        for j in 1..=m {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1)
-                .min(d[i][j - 1] + 1)
-                .min(d[i - 1][j - 1] + cost);
-            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
-                v = v.min(d[i - 2][j - 2] + 1);
-            }
-            d[i][j] = v;
-        }
-    }
-    d[n][m]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,11 +120,11 @@ mod tests {
     }
 
     #[test]
-    fn distance_counts_swaps_as_one() {
-        assert_eq!(osa_distance("gradeint", "gradient"), 1);
-        assert_eq!(osa_distance("memroy", "memory"), 1);
-        assert_eq!(osa_distance("kitten", "sitting"), 3);
-        assert_eq!(osa_distance("", "abc"), 3);
+    fn the_shared_distance_counts_swaps_as_one() {
+        assert_eq!(edit_distance("gradeint", "gradient"), 1);
+        assert_eq!(edit_distance("memroy", "memory"), 1);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
     }
 
     #[test]

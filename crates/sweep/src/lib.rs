@@ -1,0 +1,28 @@
+//! `sweep-compare`: read runs from the formats practitioners already have, reduce each run to one
+//! number, and compare two arms honestly over seeds.
+//!
+//! - [`error`]: the crate's one error type (bad options, unreadable files).
+//! - [`record`]: the one run record every reader produces.
+//! - `readers`: one module per input format, detected by shape.
+//! - [`reduce`]: each run's metric to one number (last, best, mean of the last K, at a step).
+//! - [`arms`], [`pairing`]: which runs are A and B, which way is better, and whether seeds pair.
+//! - [`stats`]: the statistics, free of I/O; [`power`]: MDE and seeds needed.
+//! - [`verdict`], [`warnings`]: the plain-words verdict and what to distrust.
+//! - [`duplicates`]: the same run read twice is counted once.
+//! - [`compare`]: runs in, a [`compare::Comparison`] out; [`numbers`]: how numbers are written.
+
+pub mod arms;
+pub mod compare;
+pub mod duplicates;
+pub mod error;
+pub mod numbers;
+pub mod pairing;
+pub mod power;
+pub mod readers;
+pub mod record;
+pub mod reduce;
+pub mod stats;
+pub mod verdict;
+pub mod warnings;
+
+pub use error::{Error, Result};
