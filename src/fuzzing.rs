@@ -115,7 +115,12 @@ pub fn run(target: &str, data: &[u8]) -> bool {
         }
         "mlflow_meta" => mlflow(root, data, MLFLOW_METRIC.as_bytes(), None),
         "mlflow_metric" => mlflow(root, MLFLOW_META.as_bytes(), data, None),
-        "mlflow_param" => mlflow(root, MLFLOW_META.as_bytes(), MLFLOW_METRIC.as_bytes(), Some(data)),
+        "mlflow_param" => mlflow(
+            root,
+            MLFLOW_META.as_bytes(),
+            MLFLOW_METRIC.as_bytes(),
+            Some(data),
+        ),
         "catalog" => {
             for (path, text) in catalog_files(data) {
                 write(root, &path, text);
@@ -347,5 +352,46 @@ impl Scratch {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn catalog_input_splits_at_markers_and_drops_foreign_paths() {
+        let input = b"skill\n%%% PLAYBOOK.md\nplay\n%%% ../x.md\nlost\n%%% refs/a_b-1.md\nref\n%%% evidence/s.yaml\nid: s\n%%% refs/.md\nlost too";
+        let files = catalog_files(input);
+        let got: Vec<(&str, &[u8])> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+        assert_eq!(
+            got,
+            [
+                ("SKILL.md", &b"skill\n"[..]),
+                ("PLAYBOOK.md", b"play\n"),
+                ("refs/a_b-1.md", b"ref\n"),
+                ("evidence/s.yaml", b"id: s\n"),
+            ]
+        );
+    }
+
+    #[test]
+    fn records_split_at_the_separator() {
+        assert_eq!(records(b"a--record--bc--record--"), [&b"a"[..], b"bc", b""]);
+        assert_eq!(records(b""), [&b""[..]]);
+    }
+
+    #[test]
+    fn a_record_longer_than_a_block_is_split_into_parts() {
+        let big = vec![7u8; WANDB_BLOCK + 100];
+        let log = wandb_log(&big);
+        assert!(log.starts_with(WANDB_HEADER));
+        // The first part fills block 0 (after the file header); the last part opens block 1.
+        assert_eq!(log[WANDB_HEADER.len() + 6], 2);
+        assert_eq!(log[WANDB_BLOCK + 6], 4);
+        assert_eq!(
+            log.len(),
+            WANDB_BLOCK + 2 * WANDB_RECORD_HEADER + 100 + WANDB_HEADER.len()
+        );
     }
 }
