@@ -7,6 +7,7 @@
 //! - [`render`]: tables, JSON and plots; nothing else prints.
 //! - [`suggest`]: the edit distance behind every "did you mean".
 //! - [`yaml_depth`]: refuses YAML nested too deep before the parser sees it.
+//! - `fuzzing`: the fuzz targets' entry point (hidden; see the README's "Fuzzing").
 //!
 //! The diagnostics themselves live in the `mldebug-diagnostics` crate.
 
@@ -16,6 +17,8 @@ pub mod cli;
 pub mod commands;
 pub mod error;
 pub mod exit;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod harness;
 pub mod render;
 

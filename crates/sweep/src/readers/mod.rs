@@ -58,6 +58,12 @@ mod wandb_dir;
 mod wandb_log;
 mod yaml;
 
+/// The record checksums, for the fuzz targets (in the `mldebug` crate) that frame arbitrary
+/// payloads so the decoders behind the checksums are reached.
+#[doc(hidden)]
+pub use crc32::crc32_update;
+#[doc(hidden)]
+pub use crc32c::masked_crc32c;
 pub use discover::{Job, Source, TRIED};
 
 use crate::record::RunRecord;
