@@ -4,7 +4,7 @@
 
 pub use mldebug_catalog::*;
 
-use crate::cli::Global;
+use crate::context::Context;
 use std::borrow::Cow;
 use std::sync::OnceLock;
 
@@ -31,7 +31,7 @@ pub fn embedded() -> &'static Catalog {
 }
 
 /// The catalog a command answers from: `--catalog DIR` when given, else the embedded one.
-pub fn open(g: &Global) -> crate::Result<Cow<'static, Catalog>> {
+pub fn open(g: &Context) -> crate::Result<Cow<'static, Catalog>> {
     match &g.catalog {
         Some(dir) => Ok(Cow::Owned(from_dir(dir)?)),
         None => Ok(Cow::Borrowed(embedded())),

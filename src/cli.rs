@@ -2,7 +2,9 @@
 //! arguments live beside its code in `commands/`.
 
 use crate::commands;
-use clap::{Parser, Subcommand, ValueEnum};
+pub use crate::context::ColorChoice;
+use crate::context::Context;
+use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -32,11 +34,11 @@ pub struct Global {
     pub color: ColorChoice,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
+impl Global {
+    /// The flags resolved against the environment, once, for every command.
+    pub fn context(&self) -> Context {
+        Context::resolve(self.json, self.color, self.catalog.clone())
+    }
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,6 +2,7 @@
 //!
 //! - [`catalog`]: SKILL.md, PLAYBOOK.md, refs/ and evidence/ parsed into typed data.
 //! - [`commands`]: one module per subcommand (argument struct + `run`).
+//! - [`context`]: the global flags resolved once (output format, colour, catalog source).
 //! - [`sweep`]: run-file readers and the statistics behind `sweep-compare`.
 //! - [`harness`]: runs the checks on a model in the user's own crate.
 //! - [`render`]: tables, JSON and plots; nothing else prints.
@@ -15,6 +16,7 @@ pub mod atomic_file;
 pub mod catalog;
 pub mod cli;
 pub mod commands;
+pub mod context;
 pub mod error;
 pub mod exit;
 #[doc(hidden)]

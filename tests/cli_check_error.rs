@@ -93,7 +93,6 @@ fn a_panic_is_an_error_finding_and_the_other_checks_still_run() {
 fn error_outranks_fail_and_warn_or_skipped_exit_0() {
     use mldebug_diagnostics::{Finding, Report};
     let with = |statuses: &[Status]| Report {
-        schema_version: 1,
         model: "zoo::mlp".into(),
         device: "cpu".into(),
         seed: 0,

@@ -121,7 +121,8 @@ fn json_carries_every_input_and_number() {
         let (code, out, err) = run(&args);
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["schema_version"], 1);
+        assert_eq!(v["schema_version"], 3);
+        assert_eq!(v["command"], "sweep-compare");
         assert_eq!(v["metric"], "val/acc");
         assert_eq!(v["reduction"]["kind"], "last");
         let runs = v["runs"].as_array().unwrap();

@@ -125,7 +125,7 @@ fn multi_task_uses_holm_and_the_stratified_bootstrap() {
         dir.path().to_str().unwrap(),
         "--bootstrap-reps",
         "2000",
-        "--rng-seed",
+        "--seed",
         "7",
     ])
     .unwrap();

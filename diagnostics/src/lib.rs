@@ -8,7 +8,7 @@
 //! - [`model`]: the `DebugModel` trait, `Batch`, `Task`.
 //! - [`init`]: the seeded `VarBuilder` that makes parameters reproducible.
 //! - [`options`]: device, dtype, seed, steps, learning rate.
-//! - [`report`]: the JSON report schema (`schema_version` 2; NaN and infinities as the strings `"NaN"`, `"inf"`, `"-inf"`), check ids and statuses.
+//! - [`report`]: the JSON report schema (in the one JSON envelope, `schema_version` 3; NaN and infinities as the strings `"NaN"`, `"inf"`, `"-inf"`), check ids and statuses.
 //! - [`checks`]: one module per check, plus [`run_checks`].
 //! - [`trace`] and [`nn`]: the frame recorder and the traced layer wrappers.
 //! - [`zoo`]: clean reference models and their buggy twins.

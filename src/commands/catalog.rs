@@ -2,7 +2,7 @@
 //! conventions and its evidence; every problem is printed with its file and line; exit 1 if any.
 
 use crate::catalog::{self, limits, records, verify, Problem};
-use crate::cli::Global;
+use crate::context::Context;
 use crate::render::output::{emit, emit_json};
 use crate::render::{json, paint::Paint};
 use crate::{Error, Exit, Result};
@@ -56,13 +56,13 @@ struct ProblemOut {
     message: String,
 }
 
-pub fn run(args: Args, g: &Global) -> Result<Exit> {
+pub fn run(args: Args, g: &Context) -> Result<Exit> {
     match args.action {
         Action::Verify(v) => verify_cmd(v, g),
     }
 }
 
-fn verify_cmd(args: VerifyArgs, g: &Global) -> Result<Exit> {
+fn verify_cmd(args: VerifyArgs, g: &Context) -> Result<Exit> {
     let c = catalog::open(g)?;
     let mut problems: Vec<Problem> = verify::all(&c);
     if let Some(path) = &args.records {
@@ -100,10 +100,10 @@ fn verify_cmd(args: VerifyArgs, g: &Global) -> Result<Exit> {
             })
             .collect(),
     };
-    if g.json {
-        emit_json(&json::to_string(&out)?)?;
+    if g.json() {
+        emit_json(&json::to_string("catalog", &out)?)?;
     } else {
-        let paint = Paint::new(g.color);
+        let paint = Paint::new(g.stdout);
         let mut text = String::new();
         for p in &out.problems {
             text.push_str(&format!("{}:{}: {}\n", p.file, p.line, p.message));

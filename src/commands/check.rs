@@ -3,9 +3,10 @@
 //! user's crate (see [`run_crate_model`]).
 
 use super::zoo;
-use crate::cli::Global;
+use crate::context::Context;
 use crate::harness::DEFAULT_TIMEOUT_S;
 use crate::render::output::{emit, emit_json};
+use crate::render::plot_target::PlotTarget;
 use crate::render::{plot, progress, report as render_report, style::Style};
 use crate::{Error, Exit, Result};
 use mldebug_diagnostics::options::{Deadline, DEFAULT_STEPS, MAX_STEPS, MAX_TIMEOUT_S};
@@ -30,10 +31,10 @@ pub struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT_S, value_parser = parse_timeout)]
     pub timeout: u64,
     #[command(flatten)]
-    pub build: crate::harness::BuildArgs,
-    /// Also write SVG plots of the curves behind the verdicts into DIR (overfit loss,
-    /// per-parameter gradient norms).
-    #[arg(long, value_name = "DIR")]
+    pub build: BuildArgs,
+    /// Also draw SVG plots of the curves behind the verdicts (overfit loss, per-parameter
+    /// gradient norms): into a folder, or beside FILE.svg under each plot's name.
+    #[arg(long, value_name = "DIR|FILE.svg")]
     pub plot: Option<PathBuf>,
 }
 
@@ -136,23 +137,23 @@ impl DeviceSpec {
     }
 }
 
-pub fn run(args: Args, g: &Global) -> Result<Exit> {
+pub fn run(args: Args, g: &Context) -> Result<Exit> {
     let report = match args.model.strip_prefix("zoo::") {
         Some(name) => run_zoo_model(name, &args)?,
         None => run_crate_model(&args, g)?,
     };
     let plots = match &args.plot {
-        Some(dir) => plot::write_plots(&report, dir)?,
+        Some(path) => plot::write_plots(&report, &PlotTarget::new(path))?,
         None => Vec::new(),
     };
     if args.plot.is_some() && plots.is_empty() {
         eprintln!("note: nothing to plot; the curves come from the overfit and grad-flow checks");
     }
-    if g.json {
+    if g.json() {
         // The same JSON as a harness writes (non-finite numbers as "NaN", "inf", "-inf").
         let text = mldebug_diagnostics::harness::report_to_json(&report)
             .map_err(|e| Error::internal(format!("writing the report as JSON: {e}")))?;
-        emit_json(&format!("{text}\n"))?;
+        emit_json(&text)?;
         for p in &plots {
             eprintln!(
                 "wrote {}",
@@ -160,7 +161,7 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
             );
         }
     } else {
-        let style = Style::for_stdout(g.color);
+        let style = Style::from(g.stdout);
         let mut text = render_report::render(&report, &style);
         for p in &plots {
             text.push_str(&format!("plot: {}\n", p.display()));
@@ -197,7 +198,7 @@ fn run_zoo_model(name: &str, args: &Args) -> Result<Report> {
 }
 
 /// A model in the user's crate: generate, build and run the harness (see `crate::harness`).
-fn run_crate_model(args: &Args, g: &Global) -> Result<Report> {
+fn run_crate_model(args: &Args, g: &Context) -> Result<Report> {
     let device = match args.run.device {
         DeviceSpec::Cpu => "cpu".to_string(),
         DeviceSpec::Cuda(n) => format!("cuda:{n}"),
@@ -210,7 +211,7 @@ fn run_crate_model(args: &Args, g: &Global) -> Result<Report> {
         steps: Some(args.run.steps),
         timeout: Duration::from_secs(args.timeout),
     };
-    crate::harness::run_check(&settings, &args.build, g)
+    crate::harness::run_check(&settings, &args.build.settings(), g)
 }
 
 #[cfg(test)]
@@ -266,5 +267,41 @@ mod tests {
         let err = DeviceSpec::Cuda(0).device().unwrap_err();
         assert_eq!(err.exit, Exit::Usage);
         assert!(err.message.contains("--features cuda"), "{}", err.message);
+    }
+}
+
+/// How to build and run a model from the user's crate (ignored for `zoo::` models).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct BuildArgs {
+    /// Features of your package to turn on (comma- or space-separated), as for cargo.
+    #[arg(long, value_name = "FEATURES", help_heading = "Your crate")]
+    pub features: Vec<String>,
+    /// Build with the release profile (the default: candle is very slow unoptimised).
+    #[arg(long, overrides_with = "debug", help_heading = "Your crate")]
+    pub release: bool,
+    /// Build with the dev profile instead: quicker to compile, slower to run.
+    #[arg(long, overrides_with = "release", help_heading = "Your crate")]
+    pub debug: bool,
+    /// Do not touch the network (passed to cargo).
+    #[arg(long, help_heading = "Your crate")]
+    pub offline: bool,
+    /// The Cargo.toml of your crate or workspace (default: the nearest one above the current
+    /// directory).
+    #[arg(long, value_name = "PATH", help_heading = "Your crate")]
+    pub manifest_path: Option<PathBuf>,
+    /// The workspace member that holds the model (default: the one you are in).
+    #[arg(short = 'p', long, value_name = "NAME", help_heading = "Your crate")]
+    pub package: Option<String>,
+}
+
+impl BuildArgs {
+    fn settings(&self) -> crate::harness::BuildSettings {
+        crate::harness::BuildSettings {
+            features: self.features.clone(),
+            debug: self.debug,
+            offline: self.offline,
+            manifest_path: self.manifest_path.clone(),
+            package: self.package.clone(),
+        }
     }
 }

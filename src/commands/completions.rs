@@ -1,6 +1,7 @@
 //! `mldebug completions <shell>`: shell completion scripts, generated from the CLI definition.
 
-use crate::cli::{Cli, Global};
+use crate::cli::Cli;
+use crate::context::Context;
 use crate::render::output::emit;
 use crate::{Error, Exit, Result};
 use clap::CommandFactory;
@@ -12,7 +13,7 @@ pub struct Args {
     pub shell: Shell,
 }
 
-pub fn run(args: Args, _g: &Global) -> Result<Exit> {
+pub fn run(args: Args, _g: &Context) -> Result<Exit> {
     let mut cmd = Cli::command();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "mldebug", &mut script);

@@ -1,7 +1,7 @@
 //! `mldebug list [entries|sources|checks|symptoms]`: what the catalog holds, one row each.
 
 use crate::catalog::{self, Catalog};
-use crate::cli::Global;
+use crate::context::Context;
 use crate::render::output::{emit, emit_json};
 use crate::render::{json, paint::Paint, table, text::warn_problems};
 use crate::{Exit, Result};
@@ -77,14 +77,14 @@ enum Rows<'a> {
     Symptoms(Vec<SymptomRow<'a>>),
 }
 
-pub fn run(args: Args, g: &Global) -> Result<Exit> {
+pub fn run(args: Args, g: &Context) -> Result<Exit> {
     let c = catalog::open(g)?;
     warn_problems(&c, g);
     let rows = rows(&c, args.kind);
-    if g.json {
-        emit_json(&json::to_string(&rows)?)?;
+    if g.json() {
+        emit_json(&json::to_string("list", &rows)?)?;
     } else {
-        let paint = Paint::new(g.color);
+        let paint = Paint::new(g.stdout);
         emit(&human(&rows, paint), paint.color)?;
     }
     Ok(Exit::Ok)

@@ -18,7 +18,7 @@ use crate::{Exit, Result};
 
 /// Dispatch a parsed command line; the `Exit` is the process status.
 pub fn run(cli: Cli) -> Result<Exit> {
-    let g = &cli.global;
+    let g = &cli.global.context();
     match cli.command {
         Command::Quote(a) => quote::run(a, g),
         Command::List(a) => list::run(a, g),

@@ -4,7 +4,7 @@
 
 use crate::catalog::lookup::{self, NoQuotes, QuoteHit};
 use crate::catalog::{self};
-use crate::cli::Global;
+use crate::context::Context;
 use crate::render::output::{emit, emit_json};
 use crate::render::{json, paint::Paint, quotes, text::warn_problems};
 use crate::{Error, Exit, Result};
@@ -32,7 +32,7 @@ struct Output<'a> {
     quotes: Vec<QuoteHit>,
 }
 
-pub fn run(args: Args, g: &Global) -> Result<Exit> {
+pub fn run(args: Args, g: &Context) -> Result<Exit> {
     let c = catalog::open(g)?;
     warn_problems(&c, g);
     let mut hits = lookup::quotes(&c, &args.who, args.topic.as_deref())
@@ -47,10 +47,10 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         topic: args.topic.as_deref(),
         quotes: hits,
     };
-    if g.json {
-        emit_json(&json::to_string(&out)?)?;
+    if g.json() {
+        emit_json(&json::to_string("quote", &out)?)?;
     } else {
-        let paint = Paint::new(g.color);
+        let paint = Paint::new(g.stdout);
         let blocks: Vec<String> = out.quotes.iter().map(|q| quotes::quote(q, paint)).collect();
         emit(&blocks.join("\n"), paint.color)?;
     }

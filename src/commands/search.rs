@@ -3,7 +3,7 @@
 //! leak finds memory growth and not data leakage); see `catalog::search`.
 
 use crate::catalog::{self, search};
-use crate::cli::Global;
+use crate::context::Context;
 use crate::render::output::{emit, emit_json};
 use crate::render::{json, paint::Paint, table, text::warn_problems};
 use crate::{Error, Exit, Result};
@@ -36,7 +36,7 @@ struct Output<'a> {
     results: Vec<Hit<'a>>,
 }
 
-pub fn run(args: Args, g: &Global) -> Result<Exit> {
+pub fn run(args: Args, g: &Context) -> Result<Exit> {
     let c = catalog::open(g)?;
     warn_problems(&c, g);
     let query = args.words.join(" ");
@@ -65,10 +65,10 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         )));
     }
     let out = Output { query, results };
-    if g.json {
-        emit_json(&json::to_string(&out)?)?;
+    if g.json() {
+        emit_json(&json::to_string("search", &out)?)?;
     } else {
-        let paint = Paint::new(g.color);
+        let paint = Paint::new(g.stdout);
         let mut t = table::new(&["score", "id", "title", "where"], paint);
         for h in &out.results {
             t.add_row(vec![

@@ -3,7 +3,7 @@
 
 use crate::catalog::lookup::{self, QuoteHit};
 use crate::catalog::{self, Catalog, Entry, Source};
-use crate::cli::Global;
+use crate::context::Context;
 use crate::render::output::{emit, emit_json};
 use crate::render::{
     json,
@@ -41,7 +41,7 @@ enum Shown {
     },
 }
 
-pub fn run(args: Args, g: &Global) -> Result<Exit> {
+pub fn run(args: Args, g: &Context) -> Result<Exit> {
     let c = catalog::open(g)?;
     warn_problems(&c, g);
     let shown = find(&c, args.id.trim()).ok_or_else(|| {
@@ -57,10 +57,10 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
             args.id
         ))
     })?;
-    if g.json {
-        emit_json(&json::to_string(&shown)?)?;
+    if g.json() {
+        emit_json(&json::to_string("show", &shown)?)?;
     } else {
-        let paint = Paint::new(g.color);
+        let paint = Paint::new(g.stdout);
         emit(&human(&shown, paint), paint.color)?;
     }
     Ok(Exit::Ok)

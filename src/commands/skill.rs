@@ -12,7 +12,7 @@ mod disk;
 use crate::catalog::completeness::REQUIRED_FILES;
 use crate::catalog::limits::shown;
 use crate::catalog::{self, front_matter};
-use crate::cli::Global;
+use crate::context::Context;
 use crate::render::json;
 use crate::render::output::{emit, emit_json};
 use crate::{Error, Exit, Result};
@@ -68,13 +68,13 @@ struct Output {
     removed: Vec<String>,
 }
 
-pub fn run(args: Args, g: &Global) -> Result<Exit> {
+pub fn run(args: Args, g: &Context) -> Result<Exit> {
     match args.action {
         Action::Install(a) => install(a, g),
     }
 }
 
-fn install(args: InstallArgs, g: &Global) -> Result<Exit> {
+fn install(args: InstallArgs, g: &Context) -> Result<Exit> {
     let c = catalog::open(g)?;
     let fm = c.front_matter.as_ref().ok_or_else(|| {
         Error::usage(
@@ -90,8 +90,8 @@ fn install(args: InstallArgs, g: &Global) -> Result<Exit> {
         .map(|(p, t)| (p.as_str(), t.as_str()))
         .collect();
     let out = write_skill(&dir, &fm.name, &files, args.force)?;
-    if g.json {
-        emit_json(&json::to_string(&out)?)?;
+    if g.json() {
+        emit_json(&json::to_string("skill", &out)?)?;
     } else if out.written.is_empty() && out.removed.is_empty() {
         emit(
             &format!(

@@ -5,7 +5,7 @@
 //! the exit status is 0 only when A is better (1 otherwise), so CI can block "improvements" that
 //! are not evidenced; without it the exit status is 0 whenever the comparison ran.
 
-use crate::cli::Global;
+use crate::context::Context;
 use crate::render::output::{emit, emit_json};
 use crate::render::{style::Style, sweep_markdown, sweep_plot, sweep_table};
 use crate::sweep::compare::{self, Options, DEFAULT_ALPHA, DEFAULT_BOOTSTRAP_REPS};
@@ -71,14 +71,14 @@ pub struct Args {
     #[arg(long, default_value_t = DEFAULT_BOOTSTRAP_REPS as u64,
           value_parser = clap::value_parser!(u64).range(MIN_BOOTSTRAP_REPS..=MAX_BOOTSTRAP_REPS))]
     pub bootstrap_reps: u64,
-    /// Seed of every resampling, reported in the output.
-    #[arg(long, default_value_t = 0)]
+    /// Seed of every resampling, reported in the output (as `rng_seed`).
+    #[arg(long = "seed", alias = "rng-seed", default_value_t = 0)]
     pub rng_seed: u64,
     /// Output format (`--json` is the same as `--format json`).
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Also draw the comparison to this SVG file.
-    #[arg(long, value_name = "FILE.svg")]
+    /// Also draw the comparison as SVG: to FILE.svg, or into a folder as sweep-compare.svg.
+    #[arg(long, value_name = "FILE.svg|DIR")]
     pub plot: Option<PathBuf>,
     /// Exit 1 unless A is better (for CI).
     #[arg(long)]
@@ -139,33 +139,28 @@ impl Args {
 
 /// Whether to colour the terminal output.
 /// Read, compare and render to a string (the testable core of the command).
-pub fn report(args: &Args, g: &Global) -> Result<(String, VerdictKind)> {
+pub fn report(args: &Args, g: &Context) -> Result<(String, VerdictKind)> {
     let opts = args.options()?;
     let records = readers::read_paths(&args.paths)?;
     let cmp = compare::compare(&records, &opts)?;
     if let Some(path) = &args.plot {
-        sweep_plot::write(&cmp, path)?;
+        sweep_plot::write(&cmp, &crate::render::plot_target::PlotTarget::new(path))?;
     }
-    let format = if g.json { Format::Json } else { args.format };
+    let format = if g.json() { Format::Json } else { args.format };
     let text = match format {
-        Format::Json => {
-            let mut s = serde_json::to_string_pretty(&cmp)
-                .map_err(|e| Error::internal(format!("serializing the comparison: {e}")))?;
-            s.push('\n');
-            s
-        }
+        Format::Json => crate::render::json::to_string("sweep-compare", &cmp)?,
         Format::Markdown => sweep_markdown::render(&cmp),
-        Format::Table => sweep_table::render(&cmp, Style::for_stdout(g.color).colour),
+        Format::Table => sweep_table::render(&cmp, Style::from(g.stdout).colour),
     };
     Ok((text, cmp.verdict.kind))
 }
 
-pub fn run(args: Args, g: &Global) -> Result<Exit> {
+pub fn run(args: Args, g: &Context) -> Result<Exit> {
     let (text, kind) = report(&args, g)?;
-    match (g.json, args.format) {
+    match (g.json(), args.format) {
         (true, _) | (_, Format::Json) => emit_json(&text)?,
         (_, Format::Markdown) => emit(&text, false)?,
-        (_, Format::Table) => emit(&text, Style::for_stdout(g.color).colour)?,
+        (_, Format::Table) => emit(&text, Style::from(g.stdout).colour)?,
     }
     Ok(if args.gate && kind != VerdictKind::ABetter {
         Exit::Failed

@@ -3,7 +3,7 @@
 //! its id, its hypotheses in order and the commands that tell them apart.
 
 use crate::catalog::{self, search};
-use crate::cli::Global;
+use crate::context::Context;
 use crate::render::output::{emit, emit_json};
 use crate::render::{
     json,
@@ -48,7 +48,7 @@ struct Output<'a> {
     matches: Vec<Row<'a>>,
 }
 
-pub fn run(args: Args, g: &Global) -> Result<Exit> {
+pub fn run(args: Args, g: &Context) -> Result<Exit> {
     let c = catalog::open(g)?;
     warn_problems(&c, g);
     let query = args.symptom.join(" ");
@@ -89,10 +89,10 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         )));
     }
     let out = Output { query, matches };
-    if g.json {
-        emit_json(&json::to_string(&out)?)?;
+    if g.json() {
+        emit_json(&json::to_string("triage", &out)?)?;
     } else {
-        let paint = Paint::new(g.color);
+        let paint = Paint::new(g.stdout);
         emit(&human(&out, paint), paint.color)?;
     }
     Ok(Exit::Ok)

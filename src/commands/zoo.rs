@@ -1,52 +1,26 @@
 //! `mldebug zoo`: the built-in models, and for each buggy twin what it breaks and which checks a
 //! correct mldebug must fail on it. Also the name lookup behind `--model zoo::<name>`.
 
-use crate::cli::Global;
+use crate::context::Context;
 use crate::render::output::{emit, emit_json};
-use crate::render::{style::Style, zoo as render_zoo};
+use crate::render::{json, style::Style, zoo as render_zoo};
 use crate::suggest::{edit_distance, SUGGEST_MAX_EDITS};
 use crate::{Error, Exit, Result};
-use mldebug_diagnostics::zoo::{self, ZooModel};
-use mldebug_diagnostics::CheckId;
-use serde::Serialize;
+use mldebug_diagnostics::zoo::{self, entry::ZooEntry, ZooModel};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
-/// One zoo model as `mldebug zoo --json` prints it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct ZooEntry {
-    /// Usable as `--model zoo::<name>`.
-    pub name: &'static str,
-    pub clean: bool,
-    /// The checks a correct mldebug must fail on this model (empty for clean models).
-    pub fails: Vec<CheckId>,
-    /// The clean model this one is a buggy copy of.
-    pub twin_of: Option<&'static str>,
-    /// What the bug is, in one line ("" for clean models).
-    pub breaks: &'static str,
-}
-
-impl From<&ZooModel> for ZooEntry {
-    fn from(m: &ZooModel) -> Self {
-        ZooEntry {
-            name: m.name,
-            clean: m.clean,
-            fails: m.fails.to_vec(),
-            twin_of: m.twin_of,
-            breaks: m.breaks,
-        }
-    }
-}
-
-pub fn run(_args: Args, g: &Global) -> Result<Exit> {
+pub fn run(_args: Args, g: &Context) -> Result<Exit> {
     let entries: Vec<ZooEntry> = zoo::all().iter().map(ZooEntry::from).collect();
-    if g.json {
-        let text = serde_json::to_string_pretty(&entries)
-            .map_err(|e| Error::internal(format!("writing the zoo as JSON: {e}")))?;
-        emit_json(&format!("{text}\n"))?;
+    if g.json() {
+        #[derive(serde::Serialize)]
+        struct Zoo<'a> {
+            models: &'a [ZooEntry],
+        }
+        emit_json(&json::to_string("zoo", &Zoo { models: &entries })?)?;
     } else {
-        let style = Style::for_stdout(g.color);
+        let style = Style::from(g.stdout);
         emit(&render_zoo::render(&entries, &style), style.colour)?;
     }
     Ok(Exit::Ok)

@@ -9,7 +9,6 @@ use mldebug_diagnostics::harness::{
     report_from_json, ProgressLine, Request, PROGRESS_PREFIX, REFUSAL_EXIT, REFUSAL_PREFIX,
     REPORT_ENV, REQUEST_ENV,
 };
-use mldebug_diagnostics::report::SCHEMA_VERSION;
 use mldebug_diagnostics::{Finding, Report, Status};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
@@ -139,7 +138,6 @@ pub fn crashed_report(request: &Request, why: &str, tail: &[String]) -> Report {
         request.model, request.seed
     );
     Report {
-        schema_version: SCHEMA_VERSION,
         model: request.model.clone(),
         device: request.device.clone(),
         seed: request.seed,

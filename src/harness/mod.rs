@@ -16,11 +16,10 @@ pub mod generate;
 pub mod locate;
 pub mod model_path;
 
-use crate::cli::{ColorChoice, Global};
+use crate::context::Context;
 use crate::{Error, Result};
 use mldebug_diagnostics::harness::{Request, PROTOCOL};
 use mldebug_diagnostics::{CheckId, Report};
-use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -31,27 +30,18 @@ pub const DEFAULT_TIMEOUT_S: u64 = 900;
 /// between steps and write a report naming the one that was stopped) before it is killed.
 pub const TIMEOUT_GRACE: Duration = Duration::from_secs(5);
 
-/// How to build and run a model from the user's crate (ignored for `zoo::` models).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct BuildArgs {
-    /// Features of your package to turn on (comma- or space-separated), as for cargo.
-    #[arg(long, value_name = "FEATURES", help_heading = "Your crate")]
+/// How to build the user's crate (from `mldebug check`'s "Your crate" flags).
+#[derive(Debug, Clone, Default)]
+pub struct BuildSettings {
+    /// Features of the user's package to turn on, as typed (comma- or space-separated).
     pub features: Vec<String>,
-    /// Build with the release profile (the default: candle is very slow unoptimised).
-    #[arg(long, overrides_with = "debug", help_heading = "Your crate")]
-    pub release: bool,
-    /// Build with the dev profile instead: quicker to compile, slower to run.
-    #[arg(long, overrides_with = "release", help_heading = "Your crate")]
+    /// Build with the dev profile (else release).
     pub debug: bool,
-    /// Do not touch the network (passed to cargo).
-    #[arg(long, help_heading = "Your crate")]
+    /// Pass `--offline` to cargo.
     pub offline: bool,
-    /// The Cargo.toml of your crate or workspace (default: the nearest one above the current
-    /// directory).
-    #[arg(long, value_name = "PATH", help_heading = "Your crate")]
+    /// The Cargo.toml of the user's crate or workspace (else the nearest above the current directory).
     pub manifest_path: Option<PathBuf>,
-    /// The workspace member that holds the model (default: the one you are in).
-    #[arg(short = 'p', long, value_name = "NAME", help_heading = "Your crate")]
+    /// The workspace member that holds the model.
     pub package: Option<String>,
 }
 
@@ -69,7 +59,7 @@ pub struct RunSettings {
 }
 
 /// Locate the user's crate, generate and build the harness, run it, and return its report.
-pub fn run_check(run: &RunSettings, build: &BuildArgs, g: &Global) -> Result<Report> {
+pub fn run_check(run: &RunSettings, build: &BuildSettings, g: &Context) -> Result<Report> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::internal(format!("no current directory: {e}")))?;
     let model = model_path::ModelPath::parse(&run.model)?;
@@ -87,18 +77,11 @@ pub fn run_check(run: &RunSettings, build: &BuildArgs, g: &Global) -> Result<Rep
     // One build and run at a time per harness: two at once would fight over its files.
     let _lock = lock(&harness.dir)?;
 
-    let terminal = std::io::stderr().is_terminal() && !g.json;
     let plan = compile::BuildPlan {
         release: !build.debug,
         offline: build.offline,
-        echo: terminal,
-        color: match g.color {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => {
-                std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
-            }
-        },
+        echo: g.stderr.terminal && !g.json(),
+        color: g.stderr.colour,
     };
     let exe = compile::build(&harness, &user, &run.model, &plan)?;
 
@@ -117,7 +100,7 @@ pub fn run_check(run: &RunSettings, build: &BuildArgs, g: &Global) -> Result<Rep
         report_path: harness.dir.join("report.json"),
         cwd: &user.workspace_root,
         timeout: run.timeout,
-        progress: terminal,
+        progress: g.stderr.terminal && !g.json(),
     })
 }
 

@@ -1,27 +1,14 @@
-//! `--json` output: one pretty-printed JSON document on stdout, with `schema_version`.
+//! `--json` output: one pretty-printed JSON document on stdout, in the one envelope
+//! (`schema_version`, `command`, then the command's fields; see [`mldebug_report::envelope`]).
 
 use crate::{Error, Result};
 use serde::Serialize;
 
-/// Version of the knowledge commands' JSON documents; fields are only ever added.
-pub const SCHEMA_VERSION: u32 = 1;
+pub use mldebug_report::envelope::SCHEMA_VERSION;
 
-/// A JSON document: `{"schema_version": 1, ...fields of body}`.
-#[derive(Serialize)]
-pub struct Document<'a, T: Serialize> {
-    pub schema_version: u32,
-    #[serde(flatten)]
-    pub body: &'a T,
-}
-
-/// The document as text (with a final newline).
-pub fn to_string<T: Serialize>(body: &T) -> Result<String> {
-    let doc = Document {
-        schema_version: SCHEMA_VERSION,
-        body,
-    };
-    let mut s = serde_json::to_string_pretty(&doc)
-        .map_err(|e| Error::internal(format!("writing JSON: {e}")))?;
-    s.push('\n');
-    Ok(s)
+/// The document `command` writes for `body` (which must serialize as an object), with a final
+/// newline.
+pub fn to_string<T: Serialize>(command: &str, body: &T) -> Result<String> {
+    mldebug_report::envelope::to_json(command, body)
+        .map_err(|e| Error::internal(format!("writing JSON: {e}")))
 }

@@ -3,8 +3,8 @@
 //! was expected. Below: what went wrong, and "N of M expected verdicts matched".
 
 use super::style::Style;
-use crate::commands::demo::{DemoMatrix, MatrixCell};
 use comfy_table::{Cell, CellAlignment, Table};
+use mldebug_diagnostics::zoo::matrix::{DemoMatrix, MatrixCell};
 use mldebug_diagnostics::Status;
 use std::fmt::Write;
 
@@ -109,7 +109,7 @@ fn short(s: Status) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::demo::{DemoMatrix, Expected, MatrixRow};
+    use mldebug_diagnostics::zoo::matrix::{DemoMatrix, Expected, MatrixRow};
     use mldebug_diagnostics::CheckId;
 
     fn cell(check: CheckId, expected: Option<Expected>, actual: Status) -> MatrixCell {

@@ -6,7 +6,7 @@
 //!   [`sweep_table`] (terminal), [`sweep_markdown`] and [`sweep_plot`] (SVG) draw it.
 //! - [`quotes`], [`table`], [`text`], [`paint`]: the knowledge commands (quote, show, search,
 //!   triage, list).
-//! - [`json`], [`output`]: JSON on stdout and writing it out.
+//! - [`json`], [`output`]: JSON on stdout and writing it out; [`plot_target`]: where `--plot` writes.
 //! - [`number`], [`style`]: shared number formatting and the colour decision.
 
 pub mod json;
@@ -15,6 +15,7 @@ pub mod number;
 pub mod output;
 pub mod paint;
 pub mod plot;
+pub mod plot_target;
 pub mod progress;
 pub mod quotes;
 pub mod report;

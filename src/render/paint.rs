@@ -1,9 +1,18 @@
-//! Colour for the knowledge commands' text (quotes, entries, triage). The decision itself is
-//! [`super::style::Style::decide`], shared with every other command. Status words are always
-//! written out, so nothing depends on colour alone.
+//! Colour for text outside tables: the one ANSI writer ([`sgr`]) and the knowledge commands'
+//! painter. Whether colour is on is decided once ([`crate::context::Stream::decide`]). Status
+//! words are always written out, so nothing depends on colour alone.
 
 use crate::catalog::QuoteStatus;
-use crate::cli::ColorChoice;
+use crate::context::Stream;
+
+/// `text` in the SGR style `code` (`"31"` red, `"1"` bold, ...) when `on`, else unchanged.
+pub fn sgr(on: bool, code: &str, text: &str) -> String {
+    if on {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
 
 /// Whether to colour stdout, and how.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -12,10 +21,10 @@ pub struct Paint {
 }
 
 impl Paint {
-    /// Decide from the `--color` flag, `NO_COLOR` and whether stdout is a terminal.
-    pub fn new(choice: ColorChoice) -> Self {
+    /// Colour as decided for the stream the text goes to.
+    pub fn new(stream: Stream) -> Self {
         Paint {
-            color: super::style::Style::for_stdout(choice).colour,
+            color: stream.colour,
         }
     }
 
@@ -24,11 +33,7 @@ impl Paint {
     }
 
     fn sgr(&self, code: &str, s: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
+        sgr(self.color, code, s)
     }
 
     pub fn bold(&self, s: &str) -> String {
@@ -65,12 +70,6 @@ impl Paint {
     }
 }
 
-/// The rule: an explicit `--color always|never` wins; `auto` colours a terminal unless
-/// `NO_COLOR` is set (no-color.org).
-pub fn use_color(choice: ColorChoice, no_color: bool, terminal: bool) -> bool {
-    super::style::Style::decide(choice, terminal, no_color).colour
-}
-
 /// A quote status in words; unverified in capitals so it stands out without colour.
 pub fn status_word(s: QuoteStatus) -> &'static str {
     match s {
@@ -84,12 +83,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn colour_only_on_a_terminal_without_no_color_unless_forced() {
-        assert!(use_color(ColorChoice::Auto, false, true));
-        assert!(!use_color(ColorChoice::Auto, true, true));
-        assert!(!use_color(ColorChoice::Auto, false, false));
-        assert!(use_color(ColorChoice::Always, true, false));
-        assert!(!use_color(ColorChoice::Never, false, true));
+    fn painted_only_when_colour_is_on() {
         assert_eq!(Paint::plain().bold("x"), "x");
         assert_eq!(Paint { color: true }.bold("x"), "\x1b[1mx\x1b[0m");
     }

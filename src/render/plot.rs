@@ -1,14 +1,15 @@
-//! SVG plots of the curves behind a finding (`--plot DIR`): the overfit loss per step and the
+//! SVG plots of the curves behind a finding (`--plot PATH`, see [`super::plot_target`]): the overfit loss per step and the
 //! gradient-norm profile per parameter. Drawn into a string first, so a failed plot leaves no
 //! half-written file.
 
 use super::number::sig;
+use super::plot_target::PlotTarget;
 use crate::{Error, Result};
 use mldebug_diagnostics::report::Series;
 use mldebug_diagnostics::{Finding, Report};
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A loss curve is drawn on a log axis when it spans at least this ratio (max / min): falling
 /// from 2.3 to 0.002 is then visible all the way down instead of a cliff and a flat line.
@@ -26,37 +27,24 @@ const CAPTION_PT: u32 = 24;
 const AXIS_NAME_PT: u32 = 18;
 const TICK_LABEL_PT: u32 = 15;
 
-/// Write one SVG per series of every finding into `dir` (created if needed); returns the paths.
-pub fn write_plots(report: &Report, dir: &Path) -> Result<Vec<PathBuf>> {
-    let plots: Vec<(PathBuf, String)> = report
+/// Write one SVG per series of every finding to `target`; returns the paths.
+pub fn write_plots(report: &Report, target: &PlotTarget) -> Result<Vec<PathBuf>> {
+    let plots: Vec<(String, String)> = report
         .checks
         .iter()
         .flat_map(|f| f.series.iter().map(move |s| (f, s)))
         .map(|(f, s)| {
             // XML forbids most control characters; a name may hold any.
             let text = super::terminal::safe(&svg(&report.model, f, s)?, false).into_owned();
-            Ok((dir.join(file_name(f, s)), text))
+            Ok((plot_name(f, s), text))
         })
         .collect::<Result<_>>()?;
-    if plots.is_empty() {
-        return Ok(Vec::new());
-    }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| Error::input(dir, "--plot", format!("cannot create the directory: {e}")))?;
-    for (path, text) in &plots {
-        crate::atomic_file::write(path, text.as_bytes()).map_err(|e| {
-            Error::io(
-                format_args!("{}: cannot write the plot", path.display()),
-                &e,
-            )
-        })?;
-    }
-    Ok(plots.into_iter().map(|(p, _)| p).collect())
+    target.write(&plots)
 }
 
-/// `overfit-loss.svg`, `grad-flow-grad-norm.svg`.
-pub fn file_name(f: &Finding, s: &Series) -> String {
-    format!("{}-{}.svg", f.check, s.name.replace('_', "-"))
+/// `overfit-loss`, `grad-flow-grad-norm`: the plot's name (its file name without `.svg`).
+pub fn plot_name(f: &Finding, s: &Series) -> String {
+    format!("{}-{}", f.check, s.name.replace('_', "-"))
 }
 
 /// The SVG text for one series of `model`'s finding: a bar per label when the points are
@@ -287,7 +275,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("polyline"));
-        assert_eq!(file_name(&f, &f.series[0]), "overfit-loss.svg");
+        assert_eq!(plot_name(&f, &f.series[0]), "overfit-loss");
     }
 
     #[test]
@@ -325,7 +313,7 @@ mod tests {
         assert!(text.contains("fc1.weight"));
         assert!(text.contains("fc1.bias (zero)"));
         assert!(text.contains("fc2.weight"));
-        assert_eq!(file_name(&f, &f.series[0]), "grad-flow-grad-norm.svg");
+        assert_eq!(plot_name(&f, &f.series[0]), "grad-flow-grad-norm");
     }
 
     #[test]
@@ -358,13 +346,12 @@ mod tests {
         let dir = tmp.path().join("plots");
         let f = finding(CheckId::Overfit, loss(vec![[0.0, 2.0], [1.0, 1.0]]));
         let report = Report {
-            schema_version: 1,
             model: "zoo::mlp".into(),
             device: "cpu".into(),
             seed: 0,
             checks: vec![f],
         };
-        let written = write_plots(&report, &dir).unwrap();
+        let written = write_plots(&report, &PlotTarget::new(&dir)).unwrap();
         assert_eq!(written, vec![dir.join("overfit-loss.svg")]);
         assert!(std::fs::read_to_string(&written[0])
             .unwrap()

@@ -174,11 +174,9 @@ fn tally(report: &Report, style: &Style) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mldebug_diagnostics::report::SCHEMA_VERSION;
 
     fn report(checks: Vec<Finding>) -> Report {
         Report {
-            schema_version: SCHEMA_VERSION,
             model: "zoo::mlp".into(),
             device: "cpu".into(),
             seed: 0,

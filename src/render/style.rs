@@ -1,12 +1,9 @@
-//! Whether to colour the output, and the colour of each status.
-//!
-//! Colour is on only when asked for (`--color always`), or by default when stdout is a terminal
-//! and `NO_COLOR` is not set (<https://no-color.org>: any non-empty value turns colour off).
+//! The house style of tables and the colour of each status. Whether colour is on is decided
+//! once, in [`crate::context`]; a [`Style`] carries that decision for one stream.
 
-use crate::cli::ColorChoice;
+use crate::context::Stream;
 use comfy_table::{Cell, Color, ContentArrangement, LineStyle, Table, TableStyle};
 use mldebug_diagnostics::Status;
-use std::io::IsTerminal;
 
 /// Table width when stdout is not a terminal (a pipe, a file, a test): wide enough for a summary
 /// and its numbers side by side, narrow enough to read in a diff or an editor.
@@ -24,22 +21,16 @@ pub struct Style {
     pub terminal: bool,
 }
 
+impl From<Stream> for Style {
+    fn from(s: Stream) -> Style {
+        Style {
+            colour: s.colour,
+            terminal: s.terminal,
+        }
+    }
+}
+
 impl Style {
-    /// Decide from `--color`, whether stdout is a terminal, and `NO_COLOR`.
-    pub fn for_stdout(choice: ColorChoice) -> Style {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Style::decide(choice, std::io::stdout().is_terminal(), no_color)
-    }
-
-    pub fn decide(choice: ColorChoice, terminal: bool, no_color: bool) -> Style {
-        let colour = match choice {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => terminal && !no_color,
-        };
-        Style { colour, terminal }
-    }
-
     /// No colour, not a terminal: what tests and pipes get.
     pub fn plain() -> Style {
         Style {
@@ -72,16 +63,13 @@ impl Style {
 
     /// `text` wrapped in the ANSI colour of `status` (for lines outside a table).
     pub fn paint(&self, status: Status, text: &str) -> String {
-        if !self.colour {
-            return text.to_string();
-        }
         let code = match status {
             Status::Pass => "32",
             Status::Warn => "33",
             Status::Fail | Status::Error => "31",
             Status::Skipped => return text.to_string(),
         };
-        format!("\x1b[{code}m{text}\x1b[0m")
+        super::paint::sgr(self.colour, code, text)
     }
 
     /// Apply the decision to a table. Cells carry colour only when it is on; comfy-table would
@@ -105,19 +93,6 @@ fn status_colour(status: Status) -> Option<Color> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn auto_colours_only_a_terminal_without_no_color() {
-        assert!(Style::decide(ColorChoice::Auto, true, false).colour);
-        assert!(!Style::decide(ColorChoice::Auto, false, false).colour);
-        assert!(!Style::decide(ColorChoice::Auto, true, true).colour);
-    }
-
-    #[test]
-    fn explicit_choices_win() {
-        assert!(Style::decide(ColorChoice::Always, false, true).colour);
-        assert!(!Style::decide(ColorChoice::Never, true, false).colour);
-    }
 
     #[test]
     fn paint_is_plain_without_colour() {

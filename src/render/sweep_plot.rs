@@ -2,10 +2,11 @@
 //! differences with their mean and 95% interval (right). Multi-task comparisons get one
 //! interval per task instead. Rendered to a string first so that a failed render writes nothing.
 
+use super::plot_target::PlotTarget;
 use crate::sweep::compare::{Comparison, TaskResult};
 use crate::{Error, Result};
 use plotters::prelude::*;
-use std::path::Path;
+use std::path::PathBuf;
 
 const WIDTH: u32 = 960;
 const HEIGHT: u32 = 440;
@@ -45,15 +46,9 @@ pub fn render(c: &Comparison) -> Result<String> {
     Ok(super::terminal::safe(&svg, false).into_owned())
 }
 
-/// Render and write the plot to `path`: the whole file or nothing (exit 74 on a write error).
-pub fn write(c: &Comparison, path: &Path) -> Result<()> {
-    let svg = render(c)?;
-    crate::atomic_file::write(path, svg.as_bytes()).map_err(|e| {
-        Error::io(
-            format_args!("{}: cannot write the plot", path.display()),
-            &e,
-        )
-    })
+/// Render and write the plot to `target`: the whole file or nothing (exit 74 on a write error).
+pub fn write(c: &Comparison, target: &PlotTarget) -> Result<Vec<PathBuf>> {
+    target.write(&[("sweep-compare".to_string(), render(c)?)])
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;

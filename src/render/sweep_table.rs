@@ -18,11 +18,7 @@ fn table(b: &Block) -> String {
 }
 
 fn paint(text: &str, code: &str, color: bool) -> String {
-    if color {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_string()
-    }
+    super::paint::sgr(color, code, text)
 }
 
 /// The whole report as text; `color` adds ANSI colour to the verdict and warnings.

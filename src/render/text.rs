@@ -38,7 +38,7 @@ pub fn wrap(text: &str, width: usize, indent: &str) -> String {
 }
 
 /// On stderr: a catalog read with `--catalog` has problems (answers may be incomplete).
-pub fn warn_problems(c: &crate::catalog::Catalog, g: &crate::cli::Global) {
+pub fn warn_problems(c: &crate::catalog::Catalog, g: &crate::context::Context) {
     if g.catalog.is_some() && !c.problems.is_empty() {
         let first = c.problems[0].to_string();
         eprintln!(

@@ -1,8 +1,8 @@
 //! The `mldebug zoo` table: each model, what its bug is, and the checks that must fail on it.
 
 use super::style::Style;
-use crate::commands::zoo::ZooEntry;
 use comfy_table::Cell;
+use mldebug_diagnostics::zoo::entry::ZooEntry;
 use mldebug_diagnostics::Status;
 
 pub fn render(entries: &[ZooEntry], style: &Style) -> String {

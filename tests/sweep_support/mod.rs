@@ -84,7 +84,9 @@ pub fn report(args: &[&str]) -> mldebug::Result<(String, mldebug::sweep::verdict
     let cli = <Cli as clap::Parser>::try_parse_from(argv).expect("valid command line");
     assert_eq!(cli.global.color, ColorChoice::Never);
     match cli.command {
-        Command::SweepCompare(a) => mldebug::commands::sweep_compare::report(&a, &cli.global),
+        Command::SweepCompare(a) => {
+            mldebug::commands::sweep_compare::report(&a, &cli.global.context())
+        }
         _ => unreachable!(),
     }
 }

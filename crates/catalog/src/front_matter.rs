@@ -136,24 +136,11 @@ pub fn check(file: &str, text: &str) -> (Option<FrontMatter>, Vec<Problem>) {
             split.yaml_line,
             "front matter has no `description` (a string)".into(),
         )),
-        Some(d) => {
-            let chars = d.chars().count();
-            if chars == 0 || chars > DESCRIPTION_MAX {
-                problems.push(at(
-                    line_of("description"),
-                    format!(
-                        "`description` must be 1 to {DESCRIPTION_MAX} characters; it has {chars}"
-                    ),
-                ));
-            }
-            if d.contains(['<', '>']) {
-                problems.push(at(
-                    line_of("description"),
-                    "`description` must not contain `<` or `>` (skill validators reject them)"
-                        .into(),
-                ));
-            }
-        }
+        Some(d) => problems.extend(
+            description_problems(d)
+                .into_iter()
+                .map(|m| at(line_of("description"), m)),
+        ),
     }
     let body_lines = split.body.lines().count();
     if body_lines >= BODY_MAX_LINES {
@@ -175,6 +162,21 @@ pub fn check(file: &str, text: &str) -> (Option<FrontMatter>, Vec<Problem>) {
         _ => None,
     };
     (fm, problems)
+}
+
+/// The spec's rules for `description`: one message per rule broken.
+fn description_problems(d: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let chars = d.chars().count();
+    if chars == 0 || chars > DESCRIPTION_MAX {
+        out.push(format!(
+            "`description` must be 1 to {DESCRIPTION_MAX} characters; it has {chars}"
+        ));
+    }
+    if d.contains(['<', '>']) {
+        out.push("`description` must not contain `<` or `>` (skill validators reject them)".into());
+    }
+    out
 }
 
 /// The spec's rule for a skill name; `Err` says what is wrong.

@@ -107,7 +107,6 @@ mod tests {
             assert!(msg.contains("next: mldebug check grad-flow"), "{msg}");
         }
         let report = Report {
-            schema_version: 1,
             model: "crate::Net".into(),
             device: "cpu".into(),
             seed: 0,

@@ -1,7 +1,8 @@
 //! The report schema: what a check returns and what `--json` prints.
 //!
 //! Stable: tools outside this project read it. Change it only by adding fields, and bump
-//! [`SCHEMA_VERSION`] for anything else.
+//! [`SCHEMA_VERSION`] for anything else. Every document is written in the one
+//! [`envelope`] (`schema_version`, `command`, then these fields).
 //!
 //! Numbers: every number of a finding (its `metrics` and its `series` points) may be NaN or
 //! infinite — a loss that blew up is a finding, not an accident. JSON has neither, so a finite
@@ -9,9 +10,10 @@
 //! ([`non_finite`]). Readers also take `null` as NaN (what schema 1 wrote).
 //!
 //! Versions: 2 writes non-finite numbers as those strings everywhere (schema 1 wrote `null` in
-//! series points, which no reader could take back as a number).
+//! series points, which no reader could take back as a number); 3 is the envelope.
 
 pub mod assert;
+pub mod envelope;
 pub mod non_finite;
 
 use serde::{Deserialize, Serialize};
@@ -19,7 +21,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::str::FromStr;
 
-pub const SCHEMA_VERSION: u32 = 2;
+pub use envelope::SCHEMA_VERSION;
 
 /// A check's stable id, as typed on the command line (`mldebug check <id>`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -166,8 +168,6 @@ pub struct Series {
 /// The result of `run_checks`: the `--json` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
-    /// [`SCHEMA_VERSION`] of the library that wrote it.
-    pub schema_version: u32,
     pub model: String,
     pub device: String,
     pub seed: u64,

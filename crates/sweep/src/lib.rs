@@ -9,12 +9,17 @@
 //! - [`stats`]: the statistics, free of I/O; [`power`]: MDE and seeds needed.
 //! - [`verdict`], [`warnings`]: the plain-words verdict and what to distrust.
 //! - [`duplicates`]: the same run read twice is counted once.
-//! - [`compare`]: runs in, a [`compare::Comparison`] out; [`numbers`]: how numbers are written.
+//! - [`compare`]: runs in, a [`comparison::Comparison`] out: each task analysed (`task`), several
+//!   tasks Holm-adjusted and judged together (`multi_task`), the design warned about (`design`);
+//!   [`numbers`]: how numbers are written.
 
 pub mod arms;
 pub mod compare;
+pub mod comparison;
+mod design;
 pub mod duplicates;
 pub mod error;
+mod multi_task;
 pub mod numbers;
 pub mod pairing;
 pub mod power;
@@ -22,6 +27,7 @@ pub mod readers;
 pub mod record;
 pub mod reduce;
 pub mod stats;
+mod task;
 pub mod verdict;
 pub mod warnings;
 

@@ -110,19 +110,65 @@ pub struct Tost {
     pub equivalent: bool,
 }
 
+impl Tost {
+    /// Equivalent when the 90% interval lies strictly inside ±margin.
+    pub fn within(margin: f64, ci90: (f64, f64)) -> Tost {
+        Tost {
+            margin,
+            ci90,
+            equivalent: ci90.0 > -margin && ci90.1 < margin,
+        }
+    }
+}
+
+/// The design's two tests: the primary one (its CI and p decide) and the exact one that must
+/// agree before a claim is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Test {
+    /// Paired t-test on the differences, exact sign-flip test.
+    Paired,
+    /// Welch t-test, exact permutation test.
+    Unpaired,
+}
+
+impl Test {
+    pub fn primary(self) -> &'static str {
+        match self {
+            Test::Paired => "paired t-test",
+            Test::Unpaired => "Welch t-test",
+        }
+    }
+
+    pub fn robust(self) -> &'static str {
+        match self {
+            Test::Paired => "exact sign-flip test",
+            Test::Unpaired => "exact permutation test",
+        }
+    }
+
+    /// What n counts: pairs, or runs in the smaller arm.
+    fn unit(self, n: usize) -> &'static str {
+        match (self, n) {
+            (Test::Paired, 1) => "paired seed",
+            (Test::Paired, _) => "paired seeds",
+            (Test::Unpaired, 1) => "run per arm",
+            (Test::Unpaired, _) => "runs per arm",
+        }
+    }
+}
+
 /// Everything the rules look at.
-#[derive(Debug, Clone)]
-pub struct Evidence<'a> {
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evidence {
     pub higher_is_better: bool,
     pub alpha: f64,
-    pub paired: bool,
+    pub test: Test,
     /// Pairs when paired, else the smaller arm.
     pub n: usize,
     pub delta: f64,
     pub ci: (f64, f64),
-    pub primary: &'a str,
     pub primary_p: f64,
-    pub robust: &'a str,
     pub robust_p: f64,
     pub robust_min: f64,
     /// Point estimate of P(a seed of A is better than B's).
@@ -132,11 +178,12 @@ pub struct Evidence<'a> {
     pub mde: f64,
     pub seeds_for_observed: Option<usize>,
     pub tost: Option<Tost>,
-    pub integrity: &'a [String],
+    /// Failed integrity checks, in words (a pair of bit-identical runs, ...).
+    pub integrity: Vec<String>,
     /// The unpaired Welch p, shown when pairing made the difference.
     pub ignoring_pairing_p: Option<f64>,
-    /// "Holm-adjusted " when the p-values are adjusted across tasks.
-    pub adjusted: &'a str,
+    /// The p-values are Holm-adjusted across tasks.
+    pub holm_adjusted: bool,
 }
 
 /// The smallest number of pairs (paired) or runs per arm (unpaired) at which the exact test can
@@ -156,69 +203,93 @@ pub fn attainable_at(paired: bool, alpha: f64) -> (usize, f64) {
     }
 }
 
-/// Apply rules 2–6.
+/// Which arm a rule speaks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+impl Side {
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Side::A => ("A", "B"),
+            Side::B => ("B", "A"),
+        }
+    }
+}
+
+/// Why a difference that leans one way is only "likely".
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Short {
+    /// No exact test can reach α at this n; `need` units would, with minimum p `min`.
+    Unreachable { need: usize, min: f64 },
+    /// The exact test does not agree.
+    Robust,
+    /// An integrity check failed.
+    Integrity,
+    /// Suggestive only: the primary test does not reach α.
+    Level,
+}
+
+/// The rule that fired (rules 2–6), with what its words need; no wording here.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Decision {
+    /// Rule 2: the 90% interval lies within the margin.
+    Equivalent(Tost),
+    /// Rules 3 and 5.
+    Better(Side),
+    /// Rules 4 and 5: `strong` when the primary test is significant, else suggestive.
+    Likely {
+        side: Side,
+        strong: bool,
+        short: Short,
+    },
+    /// Rule 6: `far` is the largest effect the interval allows, in `side`'s favour.
+    Inconclusive { side: Side, far: f64 },
+}
+
+impl Decision {
+    pub fn kind(self) -> VerdictKind {
+        match self {
+            Decision::Equivalent(_) => VerdictKind::NoMeaningfulDifference,
+            Decision::Better(Side::A) => VerdictKind::ABetter,
+            Decision::Better(Side::B) => VerdictKind::BBetter,
+            Decision::Likely { side: Side::A, .. } => VerdictKind::ALikelyBetter,
+            Decision::Likely { side: Side::B, .. } => VerdictKind::BLikelyBetter,
+            Decision::Inconclusive { .. } => VerdictKind::Inconclusive,
+        }
+    }
+}
+
+/// Apply rules 2–6: the verdict and its words.
 pub fn decide(e: &Evidence) -> Verdict {
+    let decision = rule(e);
+    Verdict::new(decision.kind(), words(decision, e))
+}
+
+/// Rules 2–6 on the numbers alone.
+pub fn rule(e: &Evidence) -> Decision {
+    if let Some(t) = e.tost.filter(|t| t.equivalent) {
+        return Decision::Equivalent(t);
+    }
     let sign = if e.higher_is_better { 1.0 } else { -1.0 };
     let better = e.delta * sign; // > 0 favours A
     let (lo, hi) = (e.ci.0 * sign, e.ci.1 * sign); // oriented: > 0 favours A
     let (lo, hi) = (lo.min(hi), lo.max(hi));
-    let d = format!("Δ = {} {}", signed(e.delta), interval(e.ci.0, e.ci.1));
-    let unit = if e.paired {
-        "paired seeds"
-    } else {
-        "runs per arm"
-    };
-    let unit_one = if e.paired {
-        "paired seed"
-    } else {
-        "run per arm"
-    };
-
-    if let Some(t) = e.tost.filter(|t| t.equivalent) {
-        return Verdict::new(
-            VerdictKind::NoMeaningfulDifference,
-            format!(
-                "the 90% interval of Δ {} lies inside ±{} (two one-sided tests at 0.05), so any \
-                 difference is smaller than the margin you set. {d}.",
-                interval(t.ci90.0, t.ci90.1),
-                num(t.margin)
-            ),
-        );
-    }
-
-    for s in [1.0, -1.0] {
-        let favoured = better * s > 0.0;
+    let primary_ok = e.primary_p < e.alpha;
+    let robust_ok = e.robust_p < e.alpha;
+    let integrity_ok = e.integrity.is_empty();
+    for side in [Side::A, Side::B] {
+        let (favoured, excludes, prob) = match side {
+            Side::A => (better > 0.0, lo > 0.0, e.prob_a_better),
+            Side::B => (better < 0.0, hi < 0.0, 1.0 - e.prob_a_better),
+        };
         if !favoured {
             continue;
         }
-        let (win, lose) = if s > 0.0 { ("A", "B") } else { ("B", "A") };
-        let excludes = if s > 0.0 { lo > 0.0 } else { hi < 0.0 };
-        let prob = if s > 0.0 {
-            e.prob_a_better
-        } else {
-            1.0 - e.prob_a_better
-        };
-        let primary_ok = e.primary_p < e.alpha;
-        let robust_ok = e.robust_p < e.alpha;
-        let integrity_ok = e.integrity.is_empty();
         if excludes && primary_ok && robust_ok && integrity_ok {
-            let kind = if s > 0.0 {
-                VerdictKind::ABetter
-            } else {
-                VerdictKind::BBetter
-            };
-            return Verdict::new(
-                kind,
-                format!(
-                    "{win} beats {lose}: {d}; {}{} {}, {}{} {}.",
-                    e.adjusted,
-                    e.primary,
-                    p_eq(e.primary_p),
-                    e.adjusted,
-                    e.robust,
-                    p_eq(e.robust_p)
-                ),
-            );
+            return Decision::Better(side);
         }
         let unreachable = e.robust_min >= e.alpha;
         let strong = primary_ok && (unreachable || !robust_ok || !integrity_ok);
@@ -226,105 +297,170 @@ pub fn decide(e: &Evidence) -> Verdict {
         if !(strong || suggestive) {
             continue;
         }
-        let kind = if s > 0.0 {
-            VerdictKind::ALikelyBetter
-        } else {
-            VerdictKind::BLikelyBetter
-        };
-        let wins = match e.wins {
-            Some((a, b)) => {
-                let (w, l) = if s > 0.0 { (a, b) } else { (b, a) };
-                format!(" and {w} of {} seeds favour {win}", w + l)
-            }
-            None => format!(" and P({win} better) = {}", num(prob)),
-        };
-        let mut reason = if strong {
-            format!(
-                "the {}{} is significant ({}){wins}, but ",
-                e.adjusted,
-                e.primary,
-                p_eq(e.primary_p)
-            )
-        } else {
-            format!(
-                "{d} leans to {win}: {}{} {}{wins}; suggestive, not established, and ",
-                e.adjusted,
-                e.primary,
-                p_eq(e.primary_p)
-            )
-        };
-        if unreachable {
-            let (need, min) = attainable_at(e.paired, e.alpha);
-            reason.push_str(&format!(
-                "with {} {} no exact test can reach p<{} two-sided. {} more {} (n={need} → min \
-                 p={}) would make {} BETTER reachable.",
-                e.n,
-                unit,
-                num(e.alpha),
-                need.saturating_sub(e.n),
-                if need.saturating_sub(e.n) == 1 {
-                    unit_one
-                } else {
-                    unit
-                },
-                crate::numbers::pval(min),
-                win
-            ));
+        let short = if unreachable {
+            let (need, min) = attainable_at(e.test == Test::Paired, e.alpha);
+            Short::Unreachable { need, min }
         } else if !robust_ok {
+            Short::Robust
+        } else if !integrity_ok {
+            Short::Integrity
+        } else {
+            Short::Level
+        };
+        return Decision::Likely {
+            side,
+            strong,
+            short,
+        };
+    }
+    if better >= 0.0 {
+        Decision::Inconclusive {
+            side: Side::A,
+            far: hi,
+        }
+    } else {
+        Decision::Inconclusive {
+            side: Side::B,
+            far: -lo,
+        }
+    }
+}
+
+/// The words of a decision, with the numbers it rests on.
+pub fn words(decision: Decision, e: &Evidence) -> String {
+    let d = format!("Δ = {} {}", signed(e.delta), interval(e.ci.0, e.ci.1));
+    let adj = if e.holm_adjusted {
+        "Holm-adjusted "
+    } else {
+        ""
+    };
+    let primary = format!("{adj}{} {}", e.test.primary(), p_eq(e.primary_p));
+    match decision {
+        Decision::Equivalent(t) => format!(
+            "the 90% interval of Δ {} lies inside ±{} (two one-sided tests at 0.05), so any \
+             difference is smaller than the margin you set. {d}.",
+            interval(t.ci90.0, t.ci90.1),
+            num(t.margin)
+        ),
+        Decision::Better(side) => {
+            let (win, lose) = side.names();
+            format!(
+                "{win} beats {lose}: {d}; {primary}, {adj}{} {}.",
+                e.test.robust(),
+                p_eq(e.robust_p)
+            )
+        }
+        Decision::Likely {
+            side,
+            strong,
+            short,
+        } => likely_words(side, strong, short, e, &d, &primary),
+        Decision::Inconclusive { side, far } => {
+            let (far_arm, _) = side.names();
+            let need = match e.seeds_for_observed {
+                Some(n) => format!(
+                    "detecting Δ = {} with 80% power needs about {n} {}",
+                    signed(e.delta),
+                    e.test.unit(2)
+                ),
+                None => "the observed Δ is zero, so no number of seeds would detect it".to_string(),
+            };
+            if far > e.mde {
+                format!(
+                    "{d} includes 0 ({primary}). The data cannot rule out an effect as large as {} \
+                     in {far_arm}'s favour; {need}.",
+                    num(far)
+                )
+            } else {
+                format!(
+                    "{d} includes 0 ({primary}) and stays within the minimum detectable effect {}; \
+                     without --equivalence-margin this is not a claim of no difference. {need}.",
+                    num(e.mde)
+                )
+            }
+        }
+    }
+}
+
+fn likely_words(
+    side: Side,
+    strong: bool,
+    short: Short,
+    e: &Evidence,
+    d: &str,
+    primary: &str,
+) -> String {
+    let (win, _) = side.names();
+    let wins = match (e.wins, side) {
+        (Some((a, b)), Side::A) => format!(" and {a} of {} seeds favour {win}", a + b),
+        (Some((a, b)), Side::B) => format!(" and {b} of {} seeds favour {win}", a + b),
+        (None, Side::A) => format!(" and P({win} better) = {}", num(e.prob_a_better)),
+        (None, Side::B) => format!(" and P({win} better) = {}", num(1.0 - e.prob_a_better)),
+    };
+    let mut reason = if strong {
+        format!(
+            "the {primary_is} is significant ({p}){wins}, but ",
+            primary_is = primary_name(e),
+            p = p_eq(e.primary_p)
+        )
+    } else {
+        format!("{d} leans to {win}: {primary}{wins}; suggestive, not established, and ")
+    };
+    let adj = if e.holm_adjusted {
+        "Holm-adjusted "
+    } else {
+        ""
+    };
+    match short {
+        Short::Unreachable { need, min } => {
+            let more = need.saturating_sub(e.n);
             reason.push_str(&format!(
-                "the {}{} gives {}.",
-                e.adjusted,
-                e.robust,
+                "with {} {} no exact test can reach p<{} two-sided. {more} more {} (n={need} → \
+                 min p={}) would make {win} BETTER reachable.",
+                e.n,
+                e.test.unit(2),
+                num(e.alpha),
+                e.test.unit(more),
+                crate::numbers::pval(min),
+            ));
+        }
+        Short::Robust => {
+            reason.push_str(&format!(
+                "the {adj}{} gives {}.",
+                e.test.robust(),
                 p_eq(e.robust_p)
             ));
-        } else if !integrity_ok {
+        }
+        Short::Integrity => {
             reason.push_str(&format!(
                 "an integrity check failed: {}.",
                 e.integrity.join("; ")
             ));
-        } else {
-            reason.push_str("the test does not reach the level.");
         }
-        if let Some(n) = e.seeds_for_observed {
-            reason.push_str(&format!(" Seeds for 80% power at this Δ: {n} {unit}."));
-        }
-        if let Some(pw) = e.ignoring_pairing_p.filter(|p| *p >= e.alpha && primary_ok) {
-            reason.push_str(&format!(
-                " Note: unpaired Welch gives {} — pairing is doing the work here.",
-                p_eq(pw)
-            ));
-        }
-        return Verdict::new(kind, reason);
+        Short::Level => reason.push_str("the test does not reach the level."),
     }
+    if let Some(n) = e.seeds_for_observed {
+        reason.push_str(&format!(
+            " Seeds for 80% power at this Δ: {n} {}.",
+            e.test.unit(2)
+        ));
+    }
+    let primary_ok = e.primary_p < e.alpha;
+    if let Some(pw) = e.ignoring_pairing_p.filter(|p| *p >= e.alpha && primary_ok) {
+        reason.push_str(&format!(
+            " Note: unpaired Welch gives {} — pairing is doing the work here.",
+            p_eq(pw)
+        ));
+    }
+    reason
+}
 
-    // Inconclusive.
-    let far = if better >= 0.0 { hi } else { -lo };
-    let far_arm = if better >= 0.0 { "A" } else { "B" };
-    let need = match e.seeds_for_observed {
-        Some(n) => format!(
-            "detecting Δ = {} with 80% power needs about {n} {unit}",
-            signed(e.delta)
-        ),
-        None => "the observed Δ is zero, so no number of seeds would detect it".to_string(),
-    };
-    let reason = if far > e.mde {
-        format!(
-            "{d} includes 0 ({}{} {}). The data cannot rule out an effect as large as {} in \
-             {far_arm}'s favour; {need}.",
-            e.adjusted,
-            e.primary,
-            p_eq(e.primary_p),
-            num(far)
-        )
+/// "Holm-adjusted paired t-test" or "paired t-test".
+fn primary_name(e: &Evidence) -> String {
+    let adj = if e.holm_adjusted {
+        "Holm-adjusted "
     } else {
-        format!(
-            "{d} includes 0 ({}{} {}) and stays within the minimum detectable effect {}; \
-             without --equivalence-margin this is not a claim of no difference. {need}.",
-            e.adjusted,
-            e.primary,
-            p_eq(e.primary_p),
-            num(e.mde)
-        )
+        ""
     };
-    Verdict::new(VerdictKind::Inconclusive, reason)
+    format!("{adj}{}", e.test.primary())
 }

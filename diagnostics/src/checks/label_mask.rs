@@ -101,12 +101,44 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
     }
 
     let output = model.forward(&batch.input, false)?;
-    let device = output.device().clone();
     let shape = batch.targets.dims().to_vec();
 
-    // 1. Every target masked: exactly 0, zero gradients.
-    let all_masked = Tensor::full(IGNORE_INDEX, shape.as_slice(), &device)?;
-    match model.loss(&output, &all_masked) {
+    f = all_masked_loss(model, &output, &shape, &mut problems, f)?;
+    f = masked_logits(model, &output, &targets, &shape, opts, &mut problems, f)?;
+    if M::task() == Task::CausalLm {
+        f = causal_labels(batch, &targets, &shape, &mut problems, f)?;
+    }
+
+    problems.sort_by_key(|p| std::cmp::Reverse(rank(p.status)));
+    let status = problems.first().map_or(Status::Pass, |p| p.status);
+    f.status = status;
+    f.summary = match problems.first() {
+        Some(p) => p.text.clone(),
+        None => format!(
+            "masking works: {masked} of {total} targets are -100 ({:.0}%); all-masked loss is exactly 0 with zero gradients, masked logits do not move the loss",
+            100.0 * share
+        ),
+    };
+    f.details = problems
+        .iter()
+        .skip(1)
+        .map(|p| format!("{}: {}", p.status, p.text))
+        .collect();
+    f.next = next_for(ID, status, opts);
+    Ok(f)
+}
+
+/// Probe 1: with every target masked the loss must be exactly 0, with zero gradients.
+fn all_masked_loss<M: DebugModel>(
+    model: &M,
+    output: &Tensor,
+    shape: &[usize],
+    problems: &mut Vec<Problem>,
+    mut f: Finding,
+) -> Result<Finding> {
+    let device = output.device().clone();
+    let all_masked = Tensor::full(IGNORE_INDEX, shape, &device)?;
+    match model.loss(output, &all_masked) {
         Err(e) => problems.push(Problem {
             status: Status::Fail,
             text: format!("the loss fails on -100 targets ({}); mask them by hand (candle's cross_entropy has no ignore index)", first_line(&e)),
@@ -132,10 +164,23 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
         }
     }
 
-    // 2. Logits at masked positions must not matter.
+    Ok(f)
+}
+
+/// Probe 2: logits at masked positions must not move the loss.
+fn masked_logits<M: DebugModel>(
+    model: &M,
+    output: &Tensor,
+    targets: &[i64],
+    shape: &[usize],
+    opts: &Options,
+    problems: &mut Vec<Problem>,
+    mut f: Finding,
+) -> Result<Finding> {
+    let device = output.device().clone();
     let logits = output.detach();
-    if let Some(delta) = perturbation(&logits, &targets, opts.seed)? {
-        let probe = probe_targets(&targets, &shape, &device)?;
+    if let Some(delta) = perturbation(&logits, targets, opts.seed)? {
+        let probe = probe_targets(targets, shape, &device)?;
         if let (Ok(a), Ok(b)) = (
             model.loss(&logits, &probe),
             model.loss(&(&logits + &delta)?, &probe),
@@ -161,15 +206,22 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
         }
     }
 
-    // 3. Causal LMs: unshifted labels, padding trained on.
-    if M::task() == Task::CausalLm
-        && batch.input.dims() == batch.targets.dims()
-        && !batch.input.dtype().is_float()
-    {
+    Ok(f)
+}
+
+/// Probe 3, causal LMs: labels not shifted by one, padding trained on.
+fn causal_labels(
+    batch: &Batch,
+    targets: &[i64],
+    shape: &[usize],
+    problems: &mut Vec<Problem>,
+    mut f: Finding,
+) -> Result<Finding> {
+    if batch.input.dims() == batch.targets.dims() && !batch.input.dtype().is_float() {
         let inputs = host_i64(&batch.input)?;
         let kept: Vec<(i64, i64)> = inputs
             .iter()
-            .zip(&targets)
+            .zip(targets)
             .filter(|(_, &t)| t != IGNORE_INDEX)
             .map(|(&i, &t)| (i, t))
             .collect();
@@ -185,7 +237,7 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
                 ),
             });
         }
-        if let Some(text) = padding_trained_on(&inputs, &targets, shape[shape.len() - 1]) {
+        if let Some(text) = padding_trained_on(&inputs, targets, shape[shape.len() - 1]) {
             problems.push(Problem {
                 status: Status::Fail,
                 text,
@@ -193,22 +245,6 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
         }
     }
 
-    problems.sort_by_key(|p| std::cmp::Reverse(rank(p.status)));
-    let status = problems.first().map_or(Status::Pass, |p| p.status);
-    f.status = status;
-    f.summary = match problems.first() {
-        Some(p) => p.text.clone(),
-        None => format!(
-            "masking works: {masked} of {total} targets are -100 ({:.0}%); all-masked loss is exactly 0 with zero gradients, masked logits do not move the loss",
-            100.0 * share
-        ),
-    };
-    f.details = problems
-        .iter()
-        .skip(1)
-        .map(|p| format!("{}: {}", p.status, p.text))
-        .collect();
-    f.next = next_for(ID, status, opts);
     Ok(f)
 }
 

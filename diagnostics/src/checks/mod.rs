@@ -54,7 +54,7 @@ pub use overfit::overfit;
 
 use crate::model::DebugModel;
 use crate::options::Options;
-use crate::report::{CheckId, Finding, Report, Status, SCHEMA_VERSION};
+use crate::report::{CheckId, Finding, Report, Status};
 
 /// Run `ids` on fresh parameters of `M` and collect one finding per check, in the order given.
 ///
@@ -63,7 +63,6 @@ use crate::report::{CheckId, Finding, Report, Status, SCHEMA_VERSION};
 pub fn run_checks<M: DebugModel>(ids: &[CheckId], opts: &Options) -> Report {
     let checks = ids.iter().map(|&id| run_one::<M>(id, opts)).collect();
     Report {
-        schema_version: SCHEMA_VERSION,
         model: opts.model_label.clone(),
         device: device_name(&opts.device),
         seed: opts.seed,

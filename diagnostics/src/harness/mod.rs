@@ -184,15 +184,16 @@ pub fn parse_device(s: &str) -> Result<Device, String> {
     }
 }
 
-/// The report as the harness writes it (and `--json` prints it): pretty JSON, non-finite
-/// numbers as `"NaN"`, `"inf"`, `"-inf"` ([`crate::report::non_finite`]).
+/// The report as the harness writes it (and `check --json` prints it): pretty JSON in the
+/// [`crate::report::envelope`] (`"command": "check"`), non-finite numbers as `"NaN"`, `"inf"`,
+/// `"-inf"` ([`crate::report::non_finite`]).
 pub fn report_to_json(report: &Report) -> Result<String, String> {
-    serde_json::to_string_pretty(report).map_err(|e| format!("report: {e}"))
+    crate::report::envelope::to_json("check", report).map_err(|e| format!("report: {e}"))
 }
 
 /// A report as the CLI reads it back from a harness.
 pub fn report_from_json(text: &str) -> Result<Report, String> {
-    serde_json::from_str(text).map_err(|e| e.to_string())
+    crate::report::envelope::from_json("check", text)
 }
 
 /// Write `report` to `path` through a temporary file, so a reader never sees half a report.

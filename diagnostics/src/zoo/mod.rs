@@ -11,9 +11,11 @@
 pub mod batch_norm;
 pub mod cnn;
 pub mod data;
+pub mod entry;
 pub mod layers;
 #[cfg(feature = "llama")]
 pub mod llama_candle;
+pub mod matrix;
 pub mod mlp;
 pub mod mlp_twins;
 pub mod tiny_gpt;

@@ -45,10 +45,28 @@ pub fn read(path: &Path) -> Result<Found> {
             missing.join(", ")
         )));
     }
+    let mut store = Store {
+        drafts: Vec::new(),
+        index: HashMap::new(),
+    };
+    store.read_runs(&conn, path)?;
+    store.read_params_and_tags(&conn, path)?;
+    store.read_metrics(&conn, path)?;
+    Ok(Found::Runs(
+        store.drafts.into_iter().map(Draft::finish).collect(),
+    ))
+}
 
-    let mut drafts: Vec<Draft> = Vec::new();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    {
+/// The runs read so far, and where each run id is among them.
+struct Store {
+    drafts: Vec<Draft>,
+    index: HashMap<String, usize>,
+}
+
+impl Store {
+    /// Every run that is not deleted, in start order.
+    fn read_runs(&mut self, conn: &Connection, path: &Path) -> Result<()> {
+        let sql = |e: rusqlite::Error| Error::input(path, "SQLite", e);
         let mut stmt = conn
             .prepare(
                 "SELECT run_uuid, name, lifecycle_stage FROM runs \
@@ -63,8 +81,8 @@ pub fn read(path: &Path) -> Result<Found> {
             if stage.as_deref() == Some("deleted") {
                 continue;
             }
-            index.insert(id.clone(), drafts.len());
-            drafts.push(Draft {
+            self.index.insert(id.clone(), self.drafts.len());
+            self.drafts.push(Draft {
                 record: RunRecord {
                     name: name.filter(|n| !n.is_empty()).unwrap_or_else(|| id.clone()),
                     group: None,
@@ -79,41 +97,53 @@ pub fn read(path: &Path) -> Result<Found> {
                 points: BTreeMap::new(),
             });
         }
+        Ok(())
     }
 
-    for (table, is_tag) in [("params", false), ("tags", true)] {
-        let mut stmt = conn
-            .prepare(&format!("SELECT run_uuid, key, value FROM {table}"))
-            .map_err(sql)?;
-        let mut rows = stmt.query([]).map_err(sql)?;
-        while let Some(r) = rows.next().map_err(sql)? {
-            let id: String = r.get(0).map_err(sql)?;
-            let Some(&i) = index.get(&id) else { continue };
-            let key: String = r.get(1).map_err(sql)?;
-            let value: Option<String> = r.get(2).map_err(sql)?;
-            let value = value.unwrap_or_default();
-            let rec = &mut drafts[i].record;
-            if !is_tag {
-                rec.config.insert(key, Value::String(value));
-            } else if key == RUN_NAME_TAG {
-                if rec.name == id {
-                    rec.name = value;
+    /// Params into the config; tags into the config as `tags.<key>`, the run-name tag as the name.
+    fn read_params_and_tags(&mut self, conn: &Connection, path: &Path) -> Result<()> {
+        let sql = |e: rusqlite::Error| Error::input(path, "SQLite", e);
+        for (table, is_tag) in [("params", false), ("tags", true)] {
+            let mut stmt = conn
+                .prepare(&format!("SELECT run_uuid, key, value FROM {table}"))
+                .map_err(sql)?;
+            let mut rows = stmt.query([]).map_err(sql)?;
+            while let Some(r) = rows.next().map_err(sql)? {
+                let id: String = r.get(0).map_err(sql)?;
+                let Some(&i) = self.index.get(&id) else {
+                    continue;
+                };
+                let key: String = r.get(1).map_err(sql)?;
+                let value: Option<String> = r.get(2).map_err(sql)?;
+                let value = value.unwrap_or_default();
+                let rec = &mut self.drafts[i].record;
+                if !is_tag {
+                    rec.config.insert(key, Value::String(value));
+                } else if key == RUN_NAME_TAG {
+                    if rec.name == id {
+                        rec.name = value;
+                    }
+                } else if !key.starts_with("mlflow.") {
+                    rec.config
+                        .insert(format!("tags.{key}"), Value::String(value));
                 }
-            } else if !key.starts_with("mlflow.") {
-                rec.config
-                    .insert(format!("tags.{key}"), Value::String(value));
             }
         }
+        Ok(())
     }
 
-    {
+    /// Every metric point; a value that is not a number is an error naming its run and step.
+    fn read_metrics(&mut self, conn: &Connection, path: &Path) -> Result<()> {
+        let sql = |e: rusqlite::Error| Error::input(path, "SQLite", e);
         let mut stmt = conn
             .prepare("SELECT run_uuid, key, value, timestamp, step, is_nan FROM metrics")
             .map_err(sql)?;
         let mut rows = stmt.query([]).map_err(sql)?;
         while let Some(r) = rows.next().map_err(sql)? {
             let id: String = r.get(0).map_err(sql)?;
-            let Some(&i) = index.get(&id) else { continue };
+            let Some(&i) = self.index.get(&id) else {
+                continue;
+            };
             let key: String = r.get(1).map_err(sql)?;
             let ts: i64 = r.get::<_, Option<i64>>(3).map_err(sql)?.unwrap_or(0);
             let step: i64 = r.get::<_, Option<i64>>(4).map_err(sql)?.unwrap_or(0);
@@ -135,35 +165,36 @@ pub fn read(path: &Path) -> Result<Found> {
                     ));
                 }
             };
-            drafts[i]
+            self.drafts[i]
                 .points
                 .entry(key)
                 .or_default()
                 .push((step as f64, ts, value));
         }
+        Ok(())
     }
+}
 
-    let runs = drafts
-        .into_iter()
-        .map(|Draft { mut record, points }| {
-            for (key, mut pts) in points {
-                // MLflow's own "latest": the maximum by (step, timestamp, value).
-                pts.sort_by(|a, b| {
-                    a.0.total_cmp(&b.0)
-                        .then(a.1.cmp(&b.1))
-                        .then(a.2.total_cmp(&b.2))
-                });
-                if let Some(&(_, _, v)) = pts.last() {
-                    record.metrics.insert(key.clone(), v);
-                }
-                record
-                    .history
-                    .insert(key, pts.into_iter().map(|(s, _, v)| (s, v)).collect());
+impl Draft {
+    /// The record with its metrics (MLflow's "latest" of each), histories, seed and task.
+    fn finish(self) -> RunRecord {
+        let Draft { mut record, points } = self;
+        for (key, mut pts) in points {
+            // MLflow's own "latest": the maximum by (step, timestamp, value).
+            pts.sort_by(|a, b| {
+                a.0.total_cmp(&b.0)
+                    .then(a.1.cmp(&b.1))
+                    .then(a.2.total_cmp(&b.2))
+            });
+            if let Some(&(_, _, v)) = pts.last() {
+                record.metrics.insert(key.clone(), v);
             }
-            record.seed = seed_from_config(&record.config).or_else(|| seed_from_name(&record.name));
-            record.task = task_from_config(&record.config);
             record
-        })
-        .collect();
-    Ok(Found::Runs(runs))
+                .history
+                .insert(key, pts.into_iter().map(|(s, _, v)| (s, v)).collect());
+        }
+        record.seed = seed_from_config(&record.config).or_else(|| seed_from_name(&record.name));
+        record.task = task_from_config(&record.config);
+        record
+    }
 }
