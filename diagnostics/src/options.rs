@@ -118,7 +118,7 @@ impl Options {
 
     /// `mldebug check <id> --model <label>`, the usual next command.
     pub fn check_command(&self, check: CheckId) -> String {
-        format!("mldebug check {check} --model {}", self.model_label)
+        check.command(&self.model_label)
     }
 }
 

@@ -134,8 +134,9 @@ pub fn crashed_report(request: &Request, why: &str, tail: &[String]) -> Report {
         _ => "all".to_string(),
     };
     let rerun = format!(
-        "mldebug check {which} --model {} --seed {}",
-        request.model, request.seed
+        "{} --seed {}",
+        mldebug_diagnostics::report::check_command(&which, &request.model),
+        request.seed
     );
     Report {
         model: request.model.clone(),
@@ -150,7 +151,7 @@ pub fn crashed_report(request: &Request, why: &str, tail: &[String]) -> Report {
                 summary: why.to_string(),
                 metrics: Default::default(),
                 details: tail.to_vec(),
-                entry: format!("check-{check}"),
+                entry: check.entry().to_string(),
                 next: rerun.clone(),
                 series: Vec::new(),
             })

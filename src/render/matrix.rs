@@ -41,7 +41,7 @@ pub fn render(m: &DemoMatrix, style: &Style) -> String {
                 "{MISMATCHED} {model} · {}: {} ({want}): {}",
                 c.check, c.actual, c.summary
             );
-            let _ = writeln!(out, "    mldebug check {} --model zoo::{model}", c.check);
+            let _ = writeln!(out, "    {}", c.check.command(&format!("zoo::{model}")));
         }
     }
     out.push('\n');

@@ -154,11 +154,11 @@ pub struct Check {
 
 impl Check {
     pub fn section_id(id: CheckId) -> String {
-        format!("check-{id}")
+        id.entry().to_string()
     }
 
     pub fn command_for(id: CheckId) -> String {
-        format!("mldebug check {id} --model <path>")
+        id.command("<path>")
     }
 }
 

@@ -23,6 +23,11 @@ use std::str::FromStr;
 
 pub use envelope::SCHEMA_VERSION;
 
+/// The one spelling of the command that runs checks: `which` is a check id or `all`.
+pub fn check_command(which: &str, model: &str) -> String {
+    format!("mldebug check {which} --model {model}")
+}
+
 /// A check's stable id, as typed on the command line (`mldebug check <id>`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -59,6 +64,11 @@ impl CheckId {
             CheckId::BatchLeak => "check-batch-leak",
             CheckId::ClassBalance => "check-class-balance",
         }
+    }
+
+    /// The command that runs this check: `mldebug check <id> --model <model>`.
+    pub fn command(self, model: &str) -> String {
+        check_command(self.as_str(), model)
     }
 
     pub fn as_str(self) -> &'static str {

@@ -137,7 +137,7 @@ pub(crate) fn next_after(id: CheckId, opts: &Options) -> String {
     let order = CheckId::ALL;
     match order.iter().position(|&c| c == id) {
         Some(i) if i + 1 < order.len() => opts.check_command(order[i + 1]),
-        _ => format!("mldebug check all --model {}", opts.model_label),
+        _ => crate::report::check_command("all", &opts.model_label),
     }
 }
 

@@ -31,6 +31,9 @@ pub struct Speller {
     /// How many documents hold each word; the more common of two equally near words wins.
     freq: Vec<usize>,
     deletes: HashMap<String, Vec<u32>>,
+    /// The longest known word: a word longer by more than the edits allowed has no neighbour,
+    /// and is not worth the (quadratic) deletions.
+    longest: usize,
 }
 
 impl Speller {
@@ -49,6 +52,7 @@ impl Speller {
             for d in deletions(&w, MAX_EDITS) {
                 s.deletes.entry(d).or_default().push(id);
             }
+            s.longest = s.longest.max(w.len());
             s.words.push(w);
             s.freq.push(f);
         }
@@ -60,7 +64,7 @@ impl Speller {
     /// alphabetically first.
     pub fn correct(&self, w: &str) -> Option<&str> {
         let limit = max_edits(w.len());
-        if limit == 0 || !w.bytes().all(|b| b.is_ascii_lowercase()) {
+        if !self.worth_expanding(w, limit) {
             return None;
         }
         let mut best: Option<(usize, usize, &str)> = None;
@@ -85,6 +89,13 @@ impl Speller {
             }
         }
         best.map(|(_, _, w)| w)
+    }
+
+    /// Whether `w` could be within `limit` edits of a known word at all: a plain lowercase word,
+    /// not longer than the longest known word by more than `limit` letters. Its deletions are
+    /// quadratic in its length, so a long word is refused before they are made.
+    fn worth_expanding(&self, w: &str, limit: usize) -> bool {
+        limit > 0 && w.len() <= self.longest + limit && w.bytes().all(|b| b.is_ascii_lowercase())
     }
 }
 
@@ -117,6 +128,19 @@ mod tests {
 
     fn speller(words: &[&str]) -> Speller {
         Speller::new(words.iter().map(|w| (w.to_string(), 1)))
+    }
+
+    #[test]
+    fn a_word_far_longer_than_any_known_one_is_not_expanded() {
+        let s = Speller::new([("gradient".to_string(), 1)]);
+        // Within reach of the longest word: still corrected.
+        assert_eq!(s.correct("gradienta"), Some("gradient"));
+        assert!(s.worth_expanding("gradientab", 2));
+        // Beyond it (a fuzzer found 180 letters taking over a second per query): refused before
+        // any deletion is made — 20,000 letters would be 200 million deletion strings.
+        assert!(!s.worth_expanding("gradientabc", 2));
+        assert!(!s.worth_expanding(&"g".repeat(20_000), 2));
+        assert_eq!(s.correct(&"g".repeat(20_000)), None);
     }
 
     #[test]

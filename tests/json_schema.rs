@@ -1,0 +1,185 @@
+//! Every command's `--json` output validates against `schema/output.schema.json`, the documented
+//! contract (one envelope: `schema_version`, `command`, then the command's fields), and every
+//! subcommand that prints JSON is covered by the schema.
+
+use clap::CommandFactory;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn schema() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schema/output.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn validator() -> jsonschema::Validator {
+    jsonschema::validator_for(&schema()).expect("the schema is a valid JSON Schema")
+}
+
+/// Run mldebug with `--json`; the document it printed (exit 0, or 1 for a failed check or gate).
+fn output(dir: &Path, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(args)
+        .arg("--json")
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: stdout is not JSON ({e})"))
+}
+
+fn errors(v: &jsonschema::Validator, doc: &Value) -> Vec<String> {
+    v.iter_errors(doc)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect()
+}
+
+/// Runs in two arms over five seeds (one task), three tasks, and one run per arm (refused).
+fn write_runs(dir: &Path) -> [PathBuf; 3] {
+    let line = |name: &str, group: &str, seed: u32, task: &str, acc: f64| {
+        json!({"name": name, "group": group, "seed": seed, "config": {"task": task},
+               "metrics": {"acc": acc}})
+        .to_string()
+    };
+    let mut single = Vec::new();
+    let mut multi = Vec::new();
+    for seed in 0..5u32 {
+        let wobble = f64::from(seed % 3) * 0.004;
+        single.push(line(&format!("a{seed}"), "A", seed, "t", 0.72 + wobble));
+        single.push(line(
+            &format!("b{seed}"),
+            "B",
+            seed,
+            "t",
+            0.70 + wobble * 0.5,
+        ));
+        for task in ["t1", "t2", "t3"] {
+            multi.push(line(
+                &format!("{task}a{seed}"),
+                "A",
+                seed,
+                task,
+                0.7 + wobble,
+            ));
+            multi.push(line(
+                &format!("{task}b{seed}"),
+                "B",
+                seed,
+                task,
+                0.69 + wobble,
+            ));
+        }
+    }
+    let refused = vec![line("a", "A", 1, "t", 0.5), line("b", "B", 1, "t", 0.6)];
+    let paths = [
+        dir.join("single.jsonl"),
+        dir.join("multi.jsonl"),
+        dir.join("refused.jsonl"),
+    ];
+    for (p, lines) in paths.iter().zip([single, multi, refused]) {
+        std::fs::write(p, lines.join("\n") + "\n").unwrap();
+    }
+    paths
+}
+
+#[test]
+fn every_command_output_validates_against_the_schema() {
+    let v = validator();
+    let t = tempfile::tempdir().unwrap();
+    let [single, multi, refused] = write_runs(t.path());
+    let (single, multi, refused) = (
+        single.to_str().unwrap(),
+        multi.to_str().unwrap(),
+        refused.to_str().unwrap(),
+    );
+    let skill_dir = t.path().join("skills");
+    let runs: Vec<Vec<&str>> = vec![
+        vec!["quote", "karpathy"],
+        vec!["quote", "karpathy", "--random", "--seed", "3"],
+        vec!["list", "entries"],
+        vec!["list", "sources"],
+        vec!["list", "checks"],
+        vec!["list", "symptoms"],
+        vec!["show", "overfit-one-batch"],
+        vec!["show", "init-loss"],
+        vec!["show", "cs231n-learning"],
+        vec!["show", "cs231n-loss-at-chance"],
+        vec!["search", "nan", "loss"],
+        vec!["triage", "loss is nan after a few steps"],
+        vec!["catalog", "verify"],
+        vec!["skill", "install", "--dir", skill_dir.to_str().unwrap()],
+        vec!["zoo"],
+        vec![
+            "check",
+            "all",
+            "--model",
+            "zoo::mlp-zero-init",
+            "--steps",
+            "30",
+        ],
+        vec![
+            "check",
+            "nan-trace",
+            "--model",
+            "zoo::tiny-gpt-mask-times-inf",
+        ],
+        vec!["demo", "--steps", "20"],
+        vec!["sweep-compare", single, "--equivalence-margin", "0.05"],
+        vec!["sweep-compare", multi, "--bootstrap-reps", "200"],
+        vec!["sweep-compare", refused],
+    ];
+    let mut covered = BTreeSet::new();
+    for args in &runs {
+        let doc = output(t.path(), args);
+        let problems = errors(&v, &doc);
+        assert!(problems.is_empty(), "{args:?}:\n{}", problems.join("\n"));
+        assert_eq!(doc["command"], args[0], "{args:?}");
+        covered.insert(args[0].to_string());
+    }
+    // Every subcommand but `completions` prints JSON, and each is both in the schema and run here.
+    let subcommands: BTreeSet<String> = mldebug::cli::Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .filter(|n| n != "completions")
+        .collect();
+    let in_schema: BTreeSet<String> = schema()["properties"]["command"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(in_schema, subcommands, "the schema's commands");
+    assert_eq!(covered, subcommands, "the commands this test runs");
+}
+
+#[test]
+fn the_schema_rejects_documents_outside_the_contract() {
+    let v = validator();
+    let t = tempfile::tempdir().unwrap();
+    let good = output(t.path(), &["check", "init-loss", "--model", "zoo::mlp"]);
+    assert!(errors(&v, &good).is_empty());
+    let broken = |edit: &dyn Fn(&mut Value)| {
+        let mut doc = good.clone();
+        edit(&mut doc);
+        errors(&v, &doc)
+    };
+    assert!(!broken(&|d| {
+        d.as_object_mut().unwrap().remove("command");
+    })
+    .is_empty());
+    assert!(!broken(&|d| d["schema_version"] = json!(2)).is_empty());
+    assert!(!broken(&|d| d["checks"][0]["status"] = json!("maybe")).is_empty());
+    assert!(!broken(&|d| d["checks"][0]["metrics"]["loss"] = json!("lots")).is_empty());
+    assert!(!broken(&|d| {
+        d.as_object_mut().unwrap().remove("seed");
+    })
+    .is_empty());
+    // Non-finite numbers in a report are the strings the schema names.
+    assert!(broken(&|d| d["checks"][0]["metrics"]["loss"] = json!("NaN")).is_empty());
+}
