@@ -9,8 +9,6 @@ use crate::render::{matrix, progress::ModelsProgress, style::Style};
 use crate::{Exit, Result};
 use mldebug_diagnostics::zoo::{self, matrix::DemoMatrix, ZooModel};
 use mldebug_diagnostics::{CheckId, Options, Report};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -50,31 +48,10 @@ fn run_all(
     checks: &[CheckId],
     progress: &ModelsProgress,
 ) -> Vec<Report> {
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(models.len())
-        .max(1);
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<Report>>> = models.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(model) = models.get(i) else { break };
-                let report = (model.run)(checks, &options[i]);
-                *slots[i]
-                    .lock()
-                    .expect("no worker panics while holding a slot") = Some(report);
-                progress.done(model.name);
-            });
-        }
-    });
-    slots
-        .into_iter()
-        .map(|slot| {
-            slot.into_inner()
-                .expect("no worker panics while holding a slot")
-                .expect("every model was run")
-        })
-        .collect()
+    let threads = mldebug_text::parallel::threads_for(models.len(), usize::MAX);
+    mldebug_text::parallel::map_in_order(models, threads, |i, model| {
+        let report = (model.run)(checks, &options[i]);
+        progress.done(model.name);
+        report
+    })
 }

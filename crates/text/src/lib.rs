@@ -4,8 +4,10 @@
 //! - [`input_error`]: the error of the crates that read the user's files.
 //! - [`hash`]: FNV-1a, the one stable hash.
 //! - [`suggest`]: the edit distance behind every "did you mean".
+//! - [`parallel`]: the one worker pool (a slice mapped on a few threads, results in order).
 
 pub mod hash;
 pub mod input_error;
+pub mod parallel;
 pub mod suggest;
 pub mod yaml_depth;

@@ -70,7 +70,6 @@ use crate::record::RunRecord;
 use crate::{Error, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Below this many sources, threads cost more than they save.
 const MIN_SOURCES_FOR_THREADS: usize = 64;
@@ -196,34 +195,12 @@ fn no_runs_error(dir: &Path, skipped: &[Skipped]) -> Error {
 
 /// Reads every source, on a few threads when there are many; results in job order.
 fn read_all(jobs: &[Job]) -> Vec<Result<Found>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(MAX_THREADS);
-    if threads <= 1 || jobs.len() < MIN_SOURCES_FOR_THREADS {
-        return jobs.iter().map(read_one).collect();
-    }
-    let next = AtomicUsize::new(0);
-    let mut done: Vec<(usize, Result<Found>)> = std::thread::scope(|s| {
-        let workers: Vec<_> = (0..threads)
-            .map(|_| {
-                s.spawn(|| {
-                    let mut mine = Vec::new();
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(job) = jobs.get(i) else { break };
-                        mine.push((i, read_one(job)));
-                    }
-                    mine
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|w| w.join().expect("a reader thread panicked"))
-            .collect()
-    });
-    done.sort_unstable_by_key(|(i, _)| *i);
-    done.into_iter().map(|(_, r)| r).collect()
+    let threads = if jobs.len() < MIN_SOURCES_FOR_THREADS {
+        1
+    } else {
+        mldebug_text::parallel::threads_for(jobs.len(), MAX_THREADS)
+    };
+    mldebug_text::parallel::map_in_order(jobs, threads, |_, job| read_one(job))
 }
 
 /// Reads one source with the reader for its format.
