@@ -27,10 +27,18 @@ fn history() -> RunHistory {
         let progress = i as f64 / STEPS as f64;
         let level = 0.5 + 2.0 * (-5.0 * progress).exp();
         let spike = if i % 50_000 == 25_000 { 3.0 } else { 0.0 };
-        push("train/loss", step, level * (1.0 + 0.2 * noise(&mut s)) + spike);
+        push(
+            "train/loss",
+            step,
+            level * (1.0 + 0.2 * noise(&mut s)) + spike,
+        );
         push("train/learning_rate", step, 3e-4 * (1.0 - progress));
         push("train/grad_norm", step, 1.0 + 0.3 * noise(&mut s));
-        push("perf/samples_per_second", step, 1000.0 * (1.0 + 0.1 * noise(&mut s)));
+        push(
+            "perf/samples_per_second",
+            step,
+            1000.0 * (1.0 + 0.1 * noise(&mut s)),
+        );
         push("perf/memory_mb", step, 2048.0 + 4.0 * noise(&mut s));
         if i % 1000 == 999 {
             push("val/loss", step, level * 1.05);

@@ -8,7 +8,7 @@
 //! Exit status: 1 when a finding is at least as bad as `--fail-on` (default `fail`), else 0;
 //! with `--watch --fail-on LEVEL`, 1 at the first such finding, while the run is still going.
 
-mod read;
+pub mod read;
 pub mod report;
 mod watch;
 

@@ -130,14 +130,24 @@ fn read_line(r: &ReadReport) -> String {
     let shapes: Vec<String> = r
         .shapes
         .iter()
-        .map(|s| format!("{}: {} lines, {}–{}", s.shape, s.lines, s.first_line, s.last_line))
+        .map(|s| {
+            format!(
+                "{}: {} lines, {}–{}",
+                s.shape, s.lines, s.first_line, s.last_line
+            )
+        })
         .collect();
     let steps = match r.step_source {
         StepSource::Logged => "steps as logged",
         StepSource::ProgressBar => "dict steps from the progress bar drawn with them",
         StepSource::LineOrder => "no step numbers in the log: dicts numbered in order",
     };
-    format!("read {} of {} lines ({}); {steps}", r.read, r.lines, shapes.join("; "))
+    format!(
+        "read {} of {} lines ({}); {steps}",
+        r.read,
+        r.lines,
+        shapes.join("; ")
+    )
 }
 
 fn value(x: f64) -> String {
@@ -180,8 +190,8 @@ pub fn watch_json(run: &str, f: &Finding, playbook: Option<&PlaybookLink>) -> Re
         schema_version: super::json::SCHEMA_VERSION,
         body: &body,
     };
-    let mut s = serde_json::to_string(&doc)
-        .map_err(|e| Error::internal(format!("writing JSON: {e}")))?;
+    let mut s =
+        serde_json::to_string(&doc).map_err(|e| Error::internal(format!("writing JSON: {e}")))?;
     s.push('\n');
     Ok(s)
 }

@@ -30,7 +30,10 @@ const PANELS: [(&str, &[Role]); 5] = [
     ("loss", &[Role::TrainLoss, Role::EvalLoss]),
     ("learning rate", &[Role::LearningRate]),
     ("grad norm", &[Role::GradNorm]),
-    ("throughput / step time", &[Role::Throughput, Role::StepTime]),
+    (
+        "throughput / step time",
+        &[Role::Throughput, Role::StepTime],
+    ),
     ("memory", &[Role::Memory]),
 ];
 
@@ -44,7 +47,8 @@ pub fn render(r: &Report) -> Result<String> {
     let rows = runs.len().max(1) as u32;
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (WIDTH, ROW_HEIGHT * rows)).into_drawing_area();
+        let root =
+            SVGBackend::with_string(&mut svg, (WIDTH, ROW_HEIGHT * rows)).into_drawing_area();
         root.fill(&WHITE).map_err(draw_err)?;
         let areas = root.split_evenly((rows as usize, 1));
         for (run, area) in runs.iter().zip(&areas) {
@@ -59,8 +63,12 @@ pub fn render(r: &Report) -> Result<String> {
 /// Render and write the plot to `path`: the whole file or nothing (exit 74 on a write error).
 pub fn write(r: &Report, path: &Path) -> Result<()> {
     let svg = render(r)?;
-    crate::atomic_file::write(path, svg.as_bytes())
-        .map_err(|e| Error::io(format_args!("{}: cannot write the plot", path.display()), &e))
+    crate::atomic_file::write(path, svg.as_bytes()).map_err(|e| {
+        Error::io(
+            format_args!("{}: cannot write the plot", path.display()),
+            &e,
+        )
+    })
 }
 
 type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
@@ -69,7 +77,11 @@ fn draw_run(run: &RunReport, area: &Area) -> Result<()> {
     let panels: Vec<(&str, Vec<&SeriesSummary>)> = PANELS
         .iter()
         .map(|(title, roles)| {
-            let s = run.series.iter().filter(|s| roles.contains(&s.role)).collect();
+            let s = run
+                .series
+                .iter()
+                .filter(|s| roles.contains(&s.role))
+                .collect();
             (*title, s)
         })
         .filter(|(_, s): &(&str, Vec<&SeriesSummary>)| !s.is_empty())
@@ -79,7 +91,9 @@ fn draw_run(run: &RunReport, area: &Area) -> Result<()> {
     } else {
         format!("{} ({})", run.source, run.place)
     };
-    let area = area.titled(&caption, ("sans-serif", 16)).map_err(draw_err)?;
+    let area = area
+        .titled(&caption, ("sans-serif", 16))
+        .map_err(draw_err)?;
     if panels.is_empty() {
         return Ok(());
     }
@@ -104,14 +118,28 @@ fn y_range(series: &[&SeriesSummary]) -> (f64, f64) {
     v.sort_by(f64::total_cmp);
     let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
     let (lo, hi) = (at(0.0).max(at(0.01) - (at(0.99) - at(0.01))), at(0.99));
-    let span = if hi > lo { hi - lo } else { lo.abs().max(1.0) * 0.1 };
+    let span = if hi > lo {
+        hi - lo
+    } else {
+        lo.abs().max(1.0) * 0.1
+    };
     (lo - 0.08 * span, hi + 0.08 * span)
 }
 
 fn draw_panel(run: &RunReport, title: &str, series: &[&SeriesSummary], cell: &Area) -> Result<()> {
-    let x0 = series.iter().map(|s| s.first_step).fold(f64::INFINITY, f64::min);
-    let x1 = series.iter().map(|s| s.last_step).fold(f64::NEG_INFINITY, f64::max);
-    let (x0, x1) = if x1 > x0 { (x0, x1) } else { (x0 - 1.0, x0 + 1.0) };
+    let x0 = series
+        .iter()
+        .map(|s| s.first_step)
+        .fold(f64::INFINITY, f64::min);
+    let x1 = series
+        .iter()
+        .map(|s| s.last_step)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let (x0, x1) = if x1 > x0 {
+        (x0, x1)
+    } else {
+        (x0 - 1.0, x0 + 1.0)
+    };
     let (lo, hi) = y_range(series);
     let mut chart = ChartBuilder::on(cell)
         .caption(title, ("sans-serif", 14))
@@ -164,7 +192,10 @@ fn draw_panel(run: &RunReport, title: &str, series: &[&SeriesSummary], cell: &Ar
             )])
             .map_err(draw_err)?;
         let ticks = f.marks.iter().filter(|m| (x0..=x1).contains(*m)).map(|m| {
-            PathElement::new([(*m, lo), (*m, lo + 0.04 * (hi - lo))], colour.stroke_width(1))
+            PathElement::new(
+                [(*m, lo), (*m, lo + 0.04 * (hi - lo))],
+                colour.stroke_width(1),
+            )
         });
         chart.draw_series(ticks).map_err(draw_err)?;
     }

@@ -44,13 +44,29 @@ impl Role {
 }
 
 /// Words that mark a series as measured on held-out data.
-const EVAL_WORDS: [&str; 7] = ["eval", "val", "valid", "validation", "test", "dev", "evaluation"];
+const EVAL_WORDS: [&str; 7] = [
+    "eval",
+    "val",
+    "valid",
+    "validation",
+    "test",
+    "dev",
+    "evaluation",
+];
 
 /// Words of a loss that is not the objective being trained (the AMP loss scale).
 const NOT_A_LOSS: [&str; 2] = ["scale", "scaler"];
 
 /// Words naming memory.
-const MEMORY_WORDS: [&str; 7] = ["memory", "mem", "rss", "vram", "allocated", "reserved", "gpumem"];
+const MEMORY_WORDS: [&str; 7] = [
+    "memory",
+    "mem",
+    "rss",
+    "vram",
+    "allocated",
+    "reserved",
+    "gpumem",
+];
 
 /// Words naming a rate.
 const RATE_WORDS: [&str; 5] = ["throughput", "ips", "sps", "tps", "fps"];
@@ -128,7 +144,7 @@ const RESTARTING_SCHEDULES: [&str; 3] = ["cosine_with_restarts", "sgdr", "cosine
 /// The lower-case words of a metric name.
 pub fn words(name: &str) -> Vec<String> {
     name.to_ascii_lowercase()
-        .split(|c: char| matches!(c, '_' | '/' | '.' | '-' | ':' | ' ' | '|'))
+        .split(['_', '/', '.', '-', ':', ' ', '|'])
         .filter(|w| !w.is_empty())
         .map(str::to_string)
         .collect()

@@ -16,14 +16,23 @@ pub const MAX_TREND_POINTS: usize = 2048;
 /// batch-to-batch noise of a per-step loss yet follows the fall of an early epoch.
 const SMOOTH_SHARE: f64 = 0.02;
 
-/// The running median's half-width is at least this many points (a 3-point median already
-/// removes an isolated spike) and at most [`MAX_HALF_WINDOW`].
-const MIN_HALF_WINDOW: usize = 1;
+/// The running median's half-width is at least this many points: a 3-point median removes an
+/// isolated spike but follows the noise so closely that the noise measured around it is too
+/// small; 7 points measure it (checked on the 60-point printed logs of the test corpus).
+const MIN_HALF_WINDOW: usize = 3;
 /// Wider windows cost time and would smooth away a stretch of 100 bad steps.
 const MAX_HALF_WINDOW: usize = 40;
 
 /// The noise scale is measured over stretches of this many points (fewer make the MAD jumpy).
 const NOISE_STRETCH: usize = 32;
+
+/// The noise scale is at least this share of the level: logs print 4 or 5 significant digits,
+/// so a flat stretch shows no noise at all, and a z-score against zero noise means nothing.
+const NOISE_FLOOR_REL: f64 = 1e-3;
+
+/// The print resolution is estimated from this many values spread over the curve (enough to
+/// see every digit a log prints, few enough to sort at once on a million-point history).
+const QUANTUM_SAMPLE: usize = 4096;
 
 /// Scale factor that makes the MAD estimate a normal distribution's standard deviation.
 pub const MAD_TO_SIGMA: f64 = 1.4826;
@@ -101,7 +110,7 @@ impl Trend {
             bin_of.extend(std::iter::repeat_n(b, hi - lo));
         }
         let level = running_median(&medians, half_window(bins));
-        let noise = stretch_noise(&finite, &bin_of, &level);
+        let noise = stretch_noise(&finite, &bin_of, &level, quantum(&finite));
         Some(Trend {
             steps,
             level,
@@ -186,7 +195,7 @@ pub fn running_median(v: &[f64], h: usize) -> Vec<f64> {
 /// Per bin, the noise of the stretch of [`NOISE_STRETCH`] points around it: the MAD of the
 /// points' departures from the trend. A floor of a tenth of the whole curve's noise keeps a
 /// perfectly flat stretch from turning every later wobble into a spike.
-fn stretch_noise(points: &[(f64, f64)], bin_of: &[usize], level: &[f64]) -> Vec<f64> {
+fn stretch_noise(points: &[(f64, f64)], bin_of: &[usize], level: &[f64], quantum: f64) -> Vec<f64> {
     let resid: Vec<f64> = points
         .iter()
         .zip(bin_of)
@@ -205,10 +214,30 @@ fn stretch_noise(points: &[(f64, f64)], bin_of: &[usize], level: &[f64]) -> Vec<
     let mut noise = vec![f64::NAN; level.len()];
     for (i, &b) in bin_of.iter().enumerate() {
         if noise[b].is_nan() {
-            noise[b] = per_stretch[i / NOISE_STRETCH];
+            noise[b] = per_stretch[i / NOISE_STRETCH]
+                .max(NOISE_FLOOR_REL * level[b].abs())
+                .max(quantum);
         }
     }
     noise
+}
+
+/// The print resolution of a curve: the smallest gap between two distinct values (a log that
+/// prints 4 decimals has 1e-4). A change of one printed digit is never a signal.
+fn quantum(points: &[(f64, f64)]) -> f64 {
+    let stride = points.len().div_ceil(QUANTUM_SAMPLE).max(1);
+    let mut v: Vec<f64> = points.iter().step_by(stride).map(|p| p.1).collect();
+    v.sort_by(f64::total_cmp);
+    let q = v
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .filter(|d| *d > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    if q.is_finite() {
+        q
+    } else {
+        0.0
+    }
 }
 
 /// The median spacing of successive steps: the logging interval. NaN for fewer than 2 points.
@@ -265,7 +294,9 @@ mod tests {
         let mut state = 12345u64;
         let pts: Vec<(f64, f64)> = (0..400)
             .map(|i| {
-                state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 let wiggle = (state >> 11) as f64 / (1u64 << 53) as f64 - 0.5;
                 (i as f64, if i < 200 { 0.01 * wiggle } else { wiggle })
             })
@@ -276,8 +307,21 @@ mod tests {
     }
 
     #[test]
+    fn the_print_resolution_is_the_smallest_gap() {
+        let pts = [(0.0, 0.0001), (1.0, 0.0002), (2.0, 0.0001), (3.0, 0.0004)];
+        assert!((quantum(&pts) - 0.0001).abs() < 1e-12);
+        assert_eq!(quantum(&[(0.0, 1.0), (1.0, 1.0)]), 0.0);
+    }
+
+    #[test]
     fn the_logging_interval_is_the_usual_gap() {
-        let pts = [(0.0, 1.0), (10.0, 1.0), (20.0, 1.0), (35.0, 1.0), (40.0, 1.0)];
+        let pts = [
+            (0.0, 1.0),
+            (10.0, 1.0),
+            (20.0, 1.0),
+            (35.0, 1.0),
+            (40.0, 1.0),
+        ];
         assert_eq!(logging_interval(&pts), 10.0);
     }
 }

@@ -63,7 +63,8 @@ pub fn differences(runs: &[RunFindings]) -> Vec<SeedDifference> {
             if absent.is_empty() {
                 continue;
             }
-            let names = |idx: Vec<usize>| idx.iter().map(|&i| members[i].name.to_string()).collect();
+            let names =
+                |idx: Vec<usize>| idx.iter().map(|&i| members[i].name.to_string()).collect();
             out.push(SeedDifference {
                 symptom,
                 present: names(present),
@@ -80,14 +81,35 @@ mod tests {
 
     #[test]
     fn a_symptom_in_one_seed_of_two_is_a_difference() {
-        let config: BTreeMap<String, String> =
-            [("lr".to_string(), "0.1".to_string()), ("seed".into(), "1".into())].into();
-        let config2: BTreeMap<String, String> =
-            [("lr".to_string(), "0.1".to_string()), ("seed".into(), "2".into())].into();
-        let spike = [Finding::new(Symptom::LossSpikes, Severity::Warn, "loss", 10.0)];
+        let config: BTreeMap<String, String> = [
+            ("lr".to_string(), "0.1".to_string()),
+            ("seed".into(), "1".into()),
+        ]
+        .into();
+        let config2: BTreeMap<String, String> = [
+            ("lr".to_string(), "0.1".to_string()),
+            ("seed".into(), "2".into()),
+        ]
+        .into();
+        let spike = [Finding::new(
+            Symptom::LossSpikes,
+            Severity::Warn,
+            "loss",
+            10.0,
+        )];
         let runs = [
-            RunFindings { name: "a", seed: Some("1"), config: &config, findings: &spike },
-            RunFindings { name: "b", seed: Some("2"), config: &config2, findings: &[] },
+            RunFindings {
+                name: "a",
+                seed: Some("1"),
+                config: &config,
+                findings: &spike,
+            },
+            RunFindings {
+                name: "b",
+                seed: Some("2"),
+                config: &config2,
+                findings: &[],
+            },
         ];
         let d = differences(&runs);
         assert_eq!(d.len(), 1);
@@ -96,8 +118,18 @@ mod tests {
         // Another configuration is not compared.
         let other: BTreeMap<String, String> = [("lr".to_string(), "0.2".to_string())].into();
         let runs = [
-            RunFindings { name: "a", seed: Some("1"), config: &config, findings: &spike },
-            RunFindings { name: "c", seed: Some("2"), config: &other, findings: &[] },
+            RunFindings {
+                name: "a",
+                seed: Some("1"),
+                config: &config,
+                findings: &spike,
+            },
+            RunFindings {
+                name: "c",
+                seed: Some("2"),
+                config: &other,
+                findings: &[],
+            },
         ];
         assert!(differences(&runs).is_empty());
     }

@@ -42,7 +42,7 @@ pub fn cap(points: &mut Vec<(f64, f64)>) {
     let half = points.len() / 2;
     let mut i = 0usize;
     points.retain(|p| {
-        let keep = i >= half || i % 2 == 0 || !p.1.is_finite();
+        let keep = i >= half || i.is_multiple_of(2) || !p.1.is_finite();
         i += 1;
         keep
     });
@@ -55,10 +55,20 @@ mod tests {
     #[test]
     fn each_finding_is_reported_once_unless_it_worsens() {
         let mut r = Reported::default();
-        let a = [Finding::new(Symptom::LossSpikes, Severity::Info, "loss", 5.0)];
+        let a = [Finding::new(
+            Symptom::LossSpikes,
+            Severity::Info,
+            "loss",
+            5.0,
+        )];
         assert_eq!(r.fresh(&a).len(), 1);
         assert_eq!(r.fresh(&a).len(), 0);
-        let b = [Finding::new(Symptom::LossSpikes, Severity::Warn, "loss", 5.0)];
+        let b = [Finding::new(
+            Symptom::LossSpikes,
+            Severity::Warn,
+            "loss",
+            5.0,
+        )];
         assert_eq!(r.fresh(&b).len(), 1);
     }
 

@@ -26,7 +26,9 @@ pub struct Run {
 const TEXT_EXTENSIONS: [&str; 5] = ["log", "txt", "out", "err", "stdout"];
 
 /// Extensions the run readers own.
-const RUN_EXTENSIONS: [&str; 8] = ["json", "jsonl", "ndjson", "csv", "db", "sqlite", "sqlite3", "wandb"];
+const RUN_EXTENSIONS: [&str; 8] = [
+    "json", "jsonl", "ndjson", "csv", "db", "sqlite", "sqlite3", "wandb",
+];
 
 /// Text logs are read in blocks of this size, so a long log never sits whole in memory.
 const BLOCK: usize = 1 << 20;
@@ -60,11 +62,17 @@ pub fn is_text_log(p: &Path) -> bool {
     if !p.is_file() {
         return false;
     }
-    let name = p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     if name.starts_with("events.out.tfevents") || name == "meta.yaml" {
         return false;
     }
-    let ext = p.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    let ext = p
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
     match ext.as_deref() {
         Some(e) if TEXT_EXTENSIONS.contains(&e) => return true,
         Some(e) if RUN_EXTENSIONS.contains(&e) => return false,
@@ -141,11 +149,21 @@ fn check_metrics(runs: &[Run], metrics: &[String]) -> Result<()> {
             .cloned()
             .collect();
         let hint = if close.is_empty() {
-            format!("logged: {}", known.iter().take(20).cloned().collect::<Vec<_>>().join(", "))
+            format!(
+                "logged: {}",
+                known
+                    .iter()
+                    .take(20)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
         } else {
             format!("did you mean: {}?", close.join(", "))
         };
-        return Err(Error::usage(format!("--metric {m}: no run logs it; {hint}")));
+        return Err(Error::usage(format!(
+            "--metric {m}: no run logs it; {hint}"
+        )));
     }
     Ok(())
 }

@@ -161,14 +161,24 @@ fn summary(run: &Run, metric: &str, role: Role) -> Option<SeriesSummary> {
     })
 }
 
-/// The symptom row with this id, if the catalog has it.
+/// The symptom row with this id (in the symptom table or the log-symptoms table), if the
+/// catalog has it.
 pub fn link(catalog: &Catalog, id: &str) -> Option<PlaybookLink> {
-    let row = catalog.symptoms.iter().find(|s| s.id == id)?;
+    let row = catalog
+        .symptoms
+        .iter()
+        .chain(&catalog.log_symptoms)
+        .find(|s| s.id == id)?;
     Some(PlaybookLink {
         row: row.id.clone(),
         link: format!("PLAYBOOK.md#{}", row.id),
         symptom: row.symptom.clone(),
-        hypotheses: row.hypotheses.iter().take(MAX_HYPOTHESES).cloned().collect(),
+        hypotheses: row
+            .hypotheses
+            .iter()
+            .take(MAX_HYPOTHESES)
+            .cloned()
+            .collect(),
         next: row.commands.clone(),
     })
 }

@@ -34,7 +34,7 @@ enum Source {
     Text {
         path: PathBuf,
         offset: u64,
-        log: TextLog,
+        log: Box<TextLog>,
     },
     Reread {
         path: PathBuf,
@@ -48,13 +48,16 @@ pub fn run(args: &Args, g: &Global) -> Result<Exit> {
     let mut sources: Vec<Source> = Vec::new();
     for p in &args.paths {
         if !p.exists() {
-            return Err(Error::usage(format!("{}: no such file or directory", p.display())));
+            return Err(Error::usage(format!(
+                "{}: no such file or directory",
+                p.display()
+            )));
         }
         sources.push(if read::is_text_log(p) {
             Source::Text {
                 path: p.clone(),
                 offset: 0,
-                log: TextLog::new(),
+                log: Box::default(),
             }
         } else {
             Source::Reread {
@@ -168,12 +171,12 @@ fn poll(s: &mut Source) -> Result<bool> {
 
 /// Reads the bytes appended to a text log since the last poll. A file that shrank was
 /// rewritten: it is read again from the start.
-fn tail(path: &Path, offset: &mut u64, log: &mut TextLog) -> Result<bool> {
+fn tail(path: &Path, offset: &mut u64, log: &mut Box<TextLog>) -> Result<bool> {
     let cannot = |e: std::io::Error| Error::usage(format!("{}: cannot read: {e}", path.display()));
     let len = std::fs::metadata(path).map_err(cannot)?.len();
     if len < *offset {
         *offset = 0;
-        *log = TextLog::new();
+        **log = TextLog::new();
     }
     if len == *offset {
         return Ok(false);
@@ -198,7 +201,9 @@ fn fingerprint_of(path: &Path) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
     let mut out = Vec::new();
     let mut stack = vec![path.to_path_buf()];
     while let Some(p) = stack.pop() {
-        let Ok(meta) = std::fs::metadata(&p) else { continue };
+        let Ok(meta) = std::fs::metadata(&p) else {
+            continue;
+        };
         if meta.is_dir() {
             if let Ok(entries) = std::fs::read_dir(&p) {
                 stack.extend(entries.flatten().map(|e| e.path()));

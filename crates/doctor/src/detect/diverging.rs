@@ -26,7 +26,9 @@ const TAIL_MIN: usize = 3;
 const HEAD_SHARE: f64 = 0.1;
 
 pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
-    let Some((s, t)) = cx.train_trend() else { return };
+    let Some((s, t)) = cx.train_trend() else {
+        return;
+    };
     let m = t.argmin();
     let low = t.level[m];
     let end = t.tail(TAIL_SHARE, TAIL_MIN);

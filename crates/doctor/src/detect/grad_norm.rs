@@ -33,9 +33,18 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     let Some(g) = cx.grad else { return };
     let mut parts: Vec<String> = Vec::new();
     let mut start = f64::INFINITY;
-    let nonfinite: Vec<f64> = g.points.iter().filter(|p| !p.1.is_finite()).map(|p| p.0).collect();
+    let nonfinite: Vec<f64> = g
+        .points
+        .iter()
+        .filter(|p| !p.1.is_finite())
+        .map(|p| p.0)
+        .collect();
     if let Some(&s) = nonfinite.first() {
-        parts.push(format!("non-finite at {} logged steps from step {}", nonfinite.len(), num(s)));
+        parts.push(format!(
+            "non-finite at {} logged steps from step {}",
+            nonfinite.len(),
+            num(s)
+        ));
         start = start.min(s);
     }
     let trend = Trend::of(&g.points, MIN_POINTS);
@@ -105,7 +114,10 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
         Finding::new(Symptom::GradNormExplosion, Severity::Warn, &g.name, start)
             .summary(text)
             .number("jumps", jumps.len() as f64)
-            .number("largest_jump_ratio", jumps.iter().map(|j| j.1).fold(f64::NAN, f64::max))
+            .number(
+                "largest_jump_ratio",
+                jumps.iter().map(|j| j.1).fold(f64::NAN, f64::max),
+            )
             .number("jumps_followed_by_loss_trouble", followed as f64)
             .number("growth_ratio", growth)
             .number("nonfinite", nonfinite.len() as f64)

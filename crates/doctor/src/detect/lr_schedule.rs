@@ -43,33 +43,51 @@ const MIN_LR_POINTS: usize = 5;
 
 pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     let Some(l) = cx.lr else { return };
-    let pts: Vec<(f64, f64)> = l.points.iter().copied().filter(|p| p.1.is_finite()).collect();
+    let pts: Vec<(f64, f64)> = l
+        .points
+        .iter()
+        .copied()
+        .filter(|p| p.1.is_finite())
+        .collect();
     if pts.len() < MIN_LR_POINTS {
         return;
     }
     let peak = pts.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
     let mut parts: Vec<(Severity, f64, String)> = Vec::new();
     if peak <= 0.0 {
-        parts.push((Severity::Fail, pts[0].0, "the learning rate is 0 for the whole run".into()));
+        parts.push((
+            Severity::Fail,
+            pts[0].0,
+            "the learning rate is 0 for the whole run".into(),
+        ));
     } else {
         zero_stretch(&pts, peak, &mut parts);
         no_warmup(cx, &pts, peak, out, &mut parts);
         restarts(cx, &pts, peak, &mut parts);
         against_config(cx, &pts, peak, &mut parts);
     }
-    let Some(severity) = parts.iter().map(|p| p.0).max() else { return };
+    let Some(severity) = parts.iter().map(|p| p.0).max() else {
+        return;
+    };
     let step = parts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
     let text = format!(
         "{}: {}",
         l.name,
-        parts.iter().map(|p| p.2.as_str()).collect::<Vec<_>>().join("; ")
+        parts
+            .iter()
+            .map(|p| p.2.as_str())
+            .collect::<Vec<_>>()
+            .join("; ")
     );
     out.push(
         Finding::new(Symptom::LrSchedule, severity, &l.name, step)
             .summary(text)
             .number("peak", peak)
             .number("first", pts[0].1)
-            .number("configured", cx.run.config_number(&LR_KEYS).unwrap_or(f64::NAN)),
+            .number(
+                "configured",
+                cx.run.config_number(&LR_KEYS).unwrap_or(f64::NAN),
+            ),
     );
 }
 
@@ -81,7 +99,9 @@ fn zero_stretch(pts: &[(f64, f64)], peak: f64, parts: &mut Vec<(Severity, f64, S
             i += 1;
             continue;
         }
-        let j = (i..pts.len()).find(|&j| !zero(&pts[j])).unwrap_or(pts.len());
+        let j = (i..pts.len())
+            .find(|&j| !zero(&pts[j]))
+            .unwrap_or(pts.len());
         let len = j - i;
         if len >= 2 && len as f64 >= ZERO_MIN_SHARE * pts.len() as f64 {
             let to = if j == pts.len() {
@@ -132,13 +152,19 @@ fn no_warmup(
             )
         })
         .find(|f| f.step <= early_end);
-    let who = optimizer.map_or("the optimizer (not in the config)".to_string(), str::to_string);
+    let who = optimizer.map_or(
+        "the optimizer (not in the config)".to_string(),
+        str::to_string,
+    );
     let (severity, tail) = match trouble {
         Some(f) => (
             Severity::Warn,
             format!(", and the loss shows {} at step {}", f.symptom, num(f.step)),
         ),
-        None => (Severity::Info, "; the loss did not suffer early".to_string()),
+        None => (
+            Severity::Info,
+            "; the loss did not suffer early".to_string(),
+        ),
     };
     parts.push((
         severity,
@@ -154,19 +180,41 @@ fn no_warmup(
 fn restarts(cx: &Context, pts: &[(f64, f64)], peak: f64, parts: &mut Vec<(Severity, f64, String)>) {
     let mut seen_peak = 0.0f64;
     let mut at: Vec<f64> = Vec::new();
+    let mut above: Option<(f64, f64, f64)> = None;
     for w in pts.windows(2) {
         seen_peak = seen_peak.max(w[0].1);
         let came_down = w[0].1 < WARM_SHARE * seen_peak;
         if came_down && w[1].1 >= RESTART_RATIO * w[0].1 && w[1].1 > ZERO_SHARE * peak {
-            at.push(w[1].0);
+            if w[1].1 >= RESTART_RATIO * seen_peak && above.is_none() {
+                above = Some((w[1].0, w[1].1, seen_peak));
+            } else {
+                at.push(w[1].0);
+            }
         }
+    }
+    if let Some((step, value, before)) = above {
+        parts.push((
+            Severity::Warn,
+            step,
+            format!(
+                "jumps to {} at step {}, {}× its earlier peak {} (a resumed run or a unit mix-up?)",
+                num(value),
+                num(step),
+                num(value / before),
+                num(before)
+            ),
+        ));
     }
     let Some(&first) = at.first() else { return };
     let schedule = cx.run.config_text(&SCHEDULER_KEYS);
     let unplanned = schedule.is_some_and(|s| !names::schedule_restarts(s));
     let list: Vec<String> = at.iter().take(5).map(|s| num(*s)).collect();
     parts.push((
-        if unplanned { Severity::Warn } else { Severity::Info },
+        if unplanned {
+            Severity::Warn
+        } else {
+            Severity::Info
+        },
         first,
         format!(
             "restarts at step{} {}{}{}",
@@ -174,17 +222,26 @@ fn restarts(cx: &Context, pts: &[(f64, f64)], peak: f64, parts: &mut Vec<(Severi
             list.join(", "),
             if at.len() > 5 { ", …" } else { "" },
             match schedule {
-                Some(s) if unplanned => format!(", which the configured schedule `{s}` does not do"),
+                Some(s) if unplanned =>
+                    format!(", which the configured schedule `{s}` does not do"),
                 _ => String::new(),
             }
         ),
     ));
 }
 
-fn against_config(cx: &Context, pts: &[(f64, f64)], peak: f64, parts: &mut Vec<(Severity, f64, String)>) {
+fn against_config(
+    cx: &Context,
+    pts: &[(f64, f64)],
+    peak: f64,
+    parts: &mut Vec<(Severity, f64, String)>,
+) {
     if let Some(c) = cx.run.config_number(&LR_KEYS).filter(|c| *c > 0.0) {
         if peak > c * (1.0 + CONFIG_TOLERANCE) {
-            let at = pts.iter().find(|p| p.1 > c * (1.0 + CONFIG_TOLERANCE)).map_or(pts[0].0, |p| p.0);
+            let at = pts
+                .iter()
+                .find(|p| p.1 > c * (1.0 + CONFIG_TOLERANCE))
+                .map_or(pts[0].0, |p| p.0);
             parts.push((
                 Severity::Warn,
                 at,
@@ -192,10 +249,15 @@ fn against_config(cx: &Context, pts: &[(f64, f64)], peak: f64, parts: &mut Vec<(
             ));
         }
     }
-    let Some(schedule) = cx.run.config_text(&SCHEDULER_KEYS) else { return };
+    let Some(schedule) = cx.run.config_text(&SCHEDULER_KEYS) else {
+        return;
+    };
     let low = pts.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
     let after_peak = pts.iter().position(|p| p.1 >= peak).unwrap_or(0);
-    let low_after = pts[after_peak..].iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let low_after = pts[after_peak..]
+        .iter()
+        .map(|p| p.1)
+        .fold(f64::INFINITY, f64::min);
     if names::schedule_decays(schedule) && peak - low <= CONSTANT_SHARE * peak {
         parts.push((
             Severity::Warn,
@@ -206,7 +268,10 @@ fn against_config(cx: &Context, pts: &[(f64, f64)], peak: f64, parts: &mut Vec<(
             ),
         ));
     } else if names::schedule_constant(schedule) && low_after < WARM_SHARE * peak {
-        let at = pts[after_peak..].iter().find(|p| p.1 < WARM_SHARE * peak).map_or(pts[0].0, |p| p.0);
+        let at = pts[after_peak..]
+            .iter()
+            .find(|p| p.1 < WARM_SHARE * peak)
+            .map_or(pts[0].0, |p| p.0);
         parts.push((
             Severity::Warn,
             at,

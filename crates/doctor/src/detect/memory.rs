@@ -22,42 +22,62 @@ const GROWTH_FAIL: f64 = 0.5;
 /// these shares of its total rise (a single jump puts it at 0 or 1).
 const SPREAD: (f64, f64) = (0.2, 0.8);
 
+/// The growth has started once the trend is this share of the total rise above the base.
+const ONSET_SHARE: f64 = 0.01;
+
 /// At least this share of the trend's successive changes must be non-negative (step after step).
 const MONOTONE_SHARE: f64 = 0.8;
 
 pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     for s in cx.run.of_role(Role::Memory) {
-        let Some(t) = Trend::of(&s.points, MIN_POINTS) else { continue };
+        let Some(t) = Trend::of(&s.points, MIN_POINTS) else {
+            continue;
+        };
         let w = ((t.len() as f64 * WARMUP_SHARE) as usize).min(t.len() - 2);
-        let (base, end) = (t.level[w], t.level[t.len() - 1]);
-        if !(base > 0.0) || end <= base {
+        let head = (w + (t.len() / 10).max(3)).min(t.len());
+        let base = crate::robust::median(t.level[w..head].iter().copied());
+        let end = t.level[t.len() - 1];
+        if base.is_nan() || base <= 0.0 || end <= base {
             continue;
         }
         let growth = (end - base) / base;
         if growth < GROWTH_WARN {
             continue;
         }
-        let mid = t.level[(w + t.len() - 1) / 2];
+        // The growth starts where the trend leaves the base by more than twice its noise (or
+        // than [`ONSET_SHARE`] of the whole rise, for a staircase of allocator blocks).
+        let leave = base + (2.0 * t.noise[w]).max(ONSET_SHARE * (end - base));
+        let Some(onset) = (w..t.len()).find(|&i| t.level[i] > leave) else {
+            continue;
+        };
+        // From there on it must climb step after step, spread over the stretch.
+        let mid = t.level[(onset + t.len() - 1) / 2];
         let progress = (mid - base) / (end - base);
-        let stretch = &t.level[w..];
+        let stretch = &t.level[onset..];
         let rising = stretch.windows(2).filter(|p| p[1] >= p[0]).count();
-        if !(SPREAD.0..=SPREAD.1).contains(&progress)
+        if stretch.len() < 3
+            || !(SPREAD.0..=SPREAD.1).contains(&progress)
             || (rising as f64) < MONOTONE_SHARE * (stretch.len() - 1) as f64
         {
             continue;
         }
-        let steps = t.steps[t.len() - 1] - t.steps[w];
-        let per_1k = if steps > 0.0 { (end - base) / steps * 1000.0 } else { f64::NAN };
-        let onset = (w..t.len())
-            .find(|&i| t.level[i] > base + 0.05 * (end - base))
-            .unwrap_or(w);
-        let severity = if growth >= GROWTH_FAIL { Severity::Fail } else { Severity::Warn };
+        let steps = t.steps[t.len() - 1] - t.steps[onset];
+        let per_1k = if steps > 0.0 {
+            (end - base) / steps * 1000.0
+        } else {
+            f64::NAN
+        };
+        let severity = if growth >= GROWTH_FAIL {
+            Severity::Fail
+        } else {
+            Severity::Warn
+        };
         let text = format!(
             "{} grows from {} at step {} to {} at step {} (+{}%, {} per 1,000 steps) and does \
              not level off",
             s.name,
             num(base),
-            num(t.steps[w]),
+            num(t.steps[onset]),
             num(end),
             num(t.steps[t.len() - 1]),
             num((100.0 * growth).round()),

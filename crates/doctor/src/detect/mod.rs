@@ -63,7 +63,9 @@ pub(crate) struct Context<'a> {
 
 impl<'a> Context<'a> {
     fn new(run: &'a RunHistory) -> Context<'a> {
-        let train = run.primary_train_loss().map(|s| (s, Trend::of(&s.points, MIN_POINTS)));
+        let train = run
+            .primary_train_loss()
+            .map(|s| (s, Trend::of(&s.points, MIN_POINTS)));
         Context {
             run,
             train,
@@ -87,7 +89,10 @@ impl<'a> Context<'a> {
 
     /// Every loss: the training loss judged, then the validation losses.
     pub fn losses(&self) -> impl Iterator<Item = &'a Series> + '_ {
-        self.train.iter().map(|(s, _)| *s).chain(self.evals.iter().copied())
+        self.train
+            .iter()
+            .map(|(s, _)| *s)
+            .chain(self.evals.iter().copied())
     }
 
     /// Steps per epoch, from a logged `epoch` series (HF, Lightning): the step count over the
@@ -104,7 +109,11 @@ impl<'a> Context<'a> {
 /// The last finite point strictly before `step`.
 pub(crate) fn before(points: &[(f64, f64)], step: f64) -> Option<(f64, f64)> {
     let end = points.partition_point(|p| p.0 < step);
-    points[..end].iter().rev().find(|p| p.1.is_finite()).copied()
+    points[..end]
+        .iter()
+        .rev()
+        .find(|p| p.1.is_finite())
+        .copied()
 }
 
 /// Runs every detector over one run.

@@ -24,7 +24,12 @@ const SMOOTH_FROM: usize = 6;
 pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     let Some((train, _)) = &cx.train else { return };
     for e in &cx.evals {
-        let pts: Vec<(f64, f64)> = e.points.iter().copied().filter(|p| p.1.is_finite()).collect();
+        let pts: Vec<(f64, f64)> = e
+            .points
+            .iter()
+            .copied()
+            .filter(|p| p.1.is_finite())
+            .collect();
         if pts.len() < MIN_EVALS {
             continue;
         }
@@ -44,7 +49,10 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
         let end = v[v.len() - 1];
         let threshold = low + MIN_RISE * low.abs();
         // Sustained: the last evaluations are all above the threshold.
-        if !v[v.len() - MIN_EVALS_AFTER..].iter().all(|x| *x > threshold) {
+        if !v[v.len() - MIN_EVALS_AFTER..]
+            .iter()
+            .all(|x| *x > threshold)
+        {
             continue;
         }
         let (min_step, end_step) = (pts[m].0, pts[pts.len() - 1].0);

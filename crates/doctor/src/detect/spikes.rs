@@ -12,17 +12,15 @@ use mldebug_sweep::numbers::num;
 /// Spike statistics need this many points: fewer give no noise scale to judge against.
 const SPIKE_MIN_POINTS: usize = 20;
 
-/// A spike is at least this many noise scales above the trend: 6 robust standard deviations,
-/// which Gaussian noise exceeds about once in a billion points.
-const SPIKE_Z: f64 = 6.0;
+/// A spike is at least this many noise scales above the trend. Gaussian noise passes 6 robust
+/// standard deviations about once in a billion points, but per-batch losses are skewed to the
+/// right, and their MAD understates the upper tail: the healthy runs of the test corpus reach
+/// 6.3, the planted bad batches 20 and more.
+const SPIKE_Z: f64 = 8.0;
 
 /// …and at least this share above the trend in the loss's own terms: smaller bumps do not
 /// change what the run learns.
 const SPIKE_MIN_REL: f64 = 0.25;
-
-/// If more than this share of points qualify, they are the noise distribution's own tail (per-
-/// batch losses are skewed), and only points beyond that tail count.
-const SPIKE_MAX_SHARE: f64 = 0.01;
 
 /// Points this close (in logged points) belong to one spike.
 const MERGE_GAP: usize = 2;
@@ -45,7 +43,9 @@ struct Spike {
 }
 
 pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
-    let Some((s, t)) = cx.train_trend() else { return };
+    let Some((s, t)) = cx.train_trend() else {
+        return;
+    };
     if t.points.len() < SPIKE_MIN_POINTS {
         return;
     }
@@ -60,7 +60,6 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
             (z >= SPIKE_Z && big).then_some((i, z, p.1 / level))
         })
         .collect();
-    let scored = beyond_tail(scored, t.points.len());
     let spikes = merge(&scored, t);
     let Some(first) = spikes.first() else { return };
     let worst = spikes
@@ -70,7 +69,9 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     let period = period(&spikes);
     let spe = cx.steps_per_epoch();
     let at_epochs = match (period, spe) {
-        (Some(p), Some(e)) => (p / e).round() >= 1.0 && (p / e - (p / e).round()).abs() <= PERIOD_TOLERANCE,
+        (Some(p), Some(e)) => {
+            (p / e).round() >= 1.0 && (p / e - (p / e).round()).abs() <= PERIOD_TOLERANCE
+        }
         _ => false,
     };
     let pattern = match period {
@@ -104,20 +105,6 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
             .number("steps_per_epoch", spe.unwrap_or(f64::NAN))
             .marks(spikes.iter().map(|s| s.step)),
     );
-}
-
-/// When too many points qualify, keeps those beyond the z-score that only
-/// [`SPIKE_MAX_SHARE`] of all points exceed.
-fn beyond_tail(mut scored: Vec<(usize, f64, f64)>, n: usize) -> Vec<(usize, f64, f64)> {
-    let allowed = (SPIKE_MAX_SHARE * n as f64).floor() as usize;
-    if scored.len() <= allowed.max(1) {
-        return scored;
-    }
-    let mut z: Vec<f64> = scored.iter().map(|s| s.1).collect();
-    z.sort_by(|a, b| b.total_cmp(a));
-    let cut = z[allowed.min(z.len() - 1)];
-    scored.retain(|s| s.1 > cut);
-    scored
 }
 
 fn merge(scored: &[(usize, f64, f64)], t: &crate::robust::Trend) -> Vec<Spike> {

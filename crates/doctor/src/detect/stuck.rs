@@ -26,7 +26,9 @@ const MAX_CHANCE_CLASSES: f64 = 20.0;
 const FLAT_PREFIX_SHARE: f64 = 0.5;
 
 pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
-    let Some((s, t)) = cx.train_trend() else { return };
+    let Some((s, t)) = cx.train_trend() else {
+        return;
+    };
     let start = t.head(HEAD_SHARE, HEAD_MIN);
     if !(start.is_finite() && start.abs() > 0.0) {
         return;

@@ -20,7 +20,18 @@ const ABRUPT_SHARE: f64 = 0.1;
 
 pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     let Some((s, _)) = &cx.train else { return };
-    let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|p| p.1.is_finite()).collect();
+    if out
+        .iter()
+        .any(|f| f.symptom == Symptom::LossNonfinite && f.metric == s.name)
+    {
+        return; // a zero that stands for NaN is reported as what it is
+    }
+    let pts: Vec<(f64, f64)> = s
+        .points
+        .iter()
+        .copied()
+        .filter(|p| p.1.is_finite())
+        .collect();
     let Some(k) = pts.iter().position(|p| p.1.abs() <= LOSS_ZERO_ABS) else {
         return;
     };
@@ -29,7 +40,10 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     if rest > LOSS_ZERO_ABS {
         return;
     }
-    let zeros = pts[k..].iter().filter(|p| p.1.abs() <= LOSS_ZERO_ABS).count();
+    let zeros = pts[k..]
+        .iter()
+        .filter(|p| p.1.abs() <= LOSS_ZERO_ABS)
+        .count();
     let start = pts[0].1;
     let prev = k.checked_sub(1).map(|i| pts[i]);
     let abrupt = prev.is_some_and(|p| p.1 >= ABRUPT_SHARE * start.abs());

@@ -11,7 +11,15 @@ const STEP_WORDS: [&str; 5] = ["step", "global_step", "iter", "iteration", "it"]
 
 /// Words that qualify the next word: `val loss` is `val_loss`.
 const QUALIFIERS: [&str; 9] = [
-    "train", "training", "val", "valid", "validation", "eval", "test", "avg", "mean",
+    "train",
+    "training",
+    "val",
+    "valid",
+    "validation",
+    "eval",
+    "test",
+    "avg",
+    "mean",
 ];
 
 /// Names that are never metrics.
@@ -57,7 +65,9 @@ pub fn pairs(text: &str) -> Vec<(String, f64, usize)> {
         while i < b.len() && (b[i].is_ascii_alphanumeric() || b"_/.-".contains(&b[i])) {
             i += 1;
         }
-        let word = text[start..i].trim_end_matches(['.', '-', '/']).to_ascii_lowercase();
+        let word = text[start..i]
+            .trim_end_matches(['.', '-', '/'])
+            .to_ascii_lowercase();
         let mut j = i;
         while j < b.len() && b[j] == b' ' {
             j += 1;

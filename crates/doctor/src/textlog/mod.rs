@@ -242,7 +242,17 @@ impl TextLog {
             self.push(BAR_STEP_TIME, step, t);
         }
         for (k, v) in bar.values {
-            self.push(&k, step, v);
+            // A validation metric in a training bar is carried from one evaluation to the next:
+            // only a new value is a new point.
+            let carried = crate::names::is_eval(&k)
+                && self
+                    .series
+                    .get(&k)
+                    .and_then(|s| s.last())
+                    .is_some_and(|l| l.1 == v);
+            if !carried {
+                self.push(&k, step, v);
+            }
         }
         true
     }
@@ -392,6 +402,9 @@ mod tests {
 
     #[test]
     fn escapes_are_removed() {
-        assert_eq!(strip_escapes("\u{1b}[Astep 1 loss 2\u{1b}[0m"), "step 1 loss 2");
+        assert_eq!(
+            strip_escapes("\u{1b}[Astep 1 loss 2\u{1b}[0m"),
+            "step 1 loss 2"
+        );
     }
 }

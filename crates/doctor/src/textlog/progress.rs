@@ -117,7 +117,12 @@ fn keras(seg: &str, inner: &str, n: u64, total: u64) -> Option<Bar> {
 fn rate(text: &str) -> Option<f64> {
     let t = text.trim();
     if let Some(x) = t.strip_suffix("s/it") {
-        return x.trim().parse::<f64>().ok().filter(|v| *v > 0.0).map(|v| 1.0 / v);
+        return x
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|v| *v > 0.0)
+            .map(|v| 1.0 / v);
     }
     let slash = t.find("/s")?;
     let num_end = t[..slash]
@@ -165,23 +170,33 @@ mod tests {
 
     #[test]
     fn tqdm_bars_parse() {
-        let b = parse("Epoch 2:  45%|████▌     | 45/100 [00:01<00:02, 25.31it/s, v_num=0, train_loss=0.693]")
-            .unwrap();
+        let b = parse(
+            "Epoch 2:  45%|████▌     | 45/100 [00:01<00:02, 25.31it/s, v_num=0, train_loss=0.693]",
+        )
+        .unwrap();
         assert_eq!((b.n, b.total, b.epoch), (45, 100, Some(2)));
         assert_eq!(b.rate, Some(25.31));
         assert_eq!(b.values, vec![("train_loss".to_string(), 0.693)]);
         let b = parse("  2%|▏         | 10/500 [00:01<00:49,  1.25s/it]").unwrap();
         assert_eq!(b.rate, Some(0.8));
         assert!(!b.eval);
-        let b = parse("Validation DataLoader 0: 100%|██████████| 8/8 [00:00<00:00, 90.1it/s]").unwrap();
+        let b =
+            parse("Validation DataLoader 0: 100%|██████████| 8/8 [00:00<00:00, 90.1it/s]").unwrap();
         assert!(b.eval);
-        assert_eq!(parse("  0%|          | 0/13 [00:00<?, ?it/s]").unwrap().rate, None);
+        assert_eq!(
+            parse("  0%|          | 0/13 [00:00<?, ?it/s]")
+                .unwrap()
+                .rate,
+            None
+        );
     }
 
     #[test]
     fn keras_bars_parse() {
-        let b = parse("100/100 [==============================] - 1s 5ms/step - loss: 0.3456 - val_loss: 0.4")
-            .unwrap();
+        let b = parse(
+            "100/100 [==============================] - 1s 5ms/step - loss: 0.3456 - val_loss: 0.4",
+        )
+        .unwrap();
         assert_eq!((b.n, b.total), (100, 100));
         assert_eq!(b.step_time, Some(0.005));
         assert_eq!(b.values[0], ("loss".to_string(), 0.3456));

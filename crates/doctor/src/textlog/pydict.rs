@@ -10,7 +10,7 @@ use crate::names::{self, Role};
 pub fn parse(text: &str) -> Option<Vec<(String, f64)>> {
     let start = text.find("{'").or_else(|| text.find("{\""))?;
     let mut p = Parser {
-        s: text[start + 1..].as_bytes(),
+        s: &text.as_bytes()[start + 1..],
         i: 0,
     };
     let mut out = Vec::new();
@@ -118,7 +118,8 @@ pub fn number(tok: &str) -> Option<f64> {
         "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
         t => {
             let ok = !t.is_empty()
-                && t.bytes().all(|b| b.is_ascii_digit() || b"+-.e".contains(&b))
+                && t.bytes()
+                    .all(|b| b.is_ascii_digit() || b"+-.e".contains(&b))
                 && t.bytes().any(|b| b.is_ascii_digit());
             if ok {
                 t.parse().ok()
@@ -135,13 +136,15 @@ mod tests {
 
     #[test]
     fn trainer_dicts_parse() {
-        let d = parse("{'loss': 2.3012, 'grad_norm': 1.87, 'learning_rate': 4.9e-05, 'epoch': 0.02}")
-            .unwrap();
+        let d =
+            parse("{'loss': 2.3012, 'grad_norm': 1.87, 'learning_rate': 4.9e-05, 'epoch': 0.02}")
+                .unwrap();
         assert_eq!(d[0], ("loss".into(), 2.3012));
         assert_eq!(d[2], ("learning_rate".into(), 4.9e-05));
-        let d = parse(" 10%|█ | 5/50 [00:01<00:09]{'loss': '0.6931', 'grad_norm': nan, 'epoch': 1.0}")
-            .unwrap();
-        assert_eq!(d[0].1, 0.6931);
+        let d =
+            parse(" 10%|█ | 5/50 [00:01<00:09]{'loss': '0.6935', 'grad_norm': nan, 'epoch': 1.0}")
+                .unwrap();
+        assert_eq!(d[0].1, 0.6935);
         assert!(d[1].1.is_nan());
     }
 
