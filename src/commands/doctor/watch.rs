@@ -8,6 +8,7 @@ use super::read::{self, Run};
 use super::report::link;
 use super::Args;
 use crate::cli::Global;
+use crate::render::output::{emit, emit_json};
 use crate::render::{doctor as render, style::Style};
 use crate::{Error, Exit, Result};
 use mldebug_doctor::watch::{cap, Reported};
@@ -89,12 +90,12 @@ pub fn run(args: &Args, g: &Global) -> Result<Exit> {
                 let seen = reported.entry(run.name.clone()).or_default();
                 for f in seen.fresh(&d.findings) {
                     let playbook = link(&catalog, f.symptom.id());
-                    let line = if g.json {
-                        render::watch_json(&run.name, f, playbook.as_ref())?
+                    if g.json {
+                        emit_json(&render::watch_json(&run.name, f, playbook.as_ref())?)?;
                     } else {
-                        render::watch_line(&run.name, f, playbook.as_ref(), style)
-                    };
-                    crate::render::output::emit(&line, style.colour && !g.json)?;
+                        let line = render::watch_line(&run.name, f, playbook.as_ref(), style);
+                        emit(&line, style.colour)?;
+                    }
                     worst = worst.max(Some(f.severity));
                     if fail_at.is_some_and(|level| f.severity >= level) {
                         return Ok(Exit::Failed);

@@ -13,8 +13,8 @@ const DIVERGE_MIN_RISE: f64 = 0.25;
 /// a tiny loss is not a finding.
 const DIVERGE_MIN_SIGMAS: f64 = 4.0;
 
-/// Of the trend after the rise begins, at least this share must stay above halfway: the rise is
-/// sustained, not a bump.
+/// Of the trend after the rise begins, at least this share must stay off the lowest level: the
+/// rise is sustained, not a bump the run recovers from.
 const SUSTAINED_SHARE: f64 = 0.7;
 
 /// The level the run ends at is the median of this share of its last points (at least
@@ -43,9 +43,8 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     let Some(onset) = (m..t.len()).find(|&i| t.level[i] > leave) else {
         return;
     };
-    let half = low + rise / 2.0;
     let after = &t.level[onset..];
-    let above = after.iter().filter(|v| **v >= half).count();
+    let above = after.iter().filter(|v| **v > leave).count();
     if (above as f64) < SUSTAINED_SHARE * after.len() as f64 {
         return;
     }

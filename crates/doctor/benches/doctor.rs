@@ -1,7 +1,7 @@
 //! Benchmark of `mldebug doctor`'s detectors: a 1,000,000-step history (a per-step training
 //! loss with noise and a spike every 50,000 steps, a validation loss every 1,000 steps, learning
 //! rate, grad norm, throughput and memory at every step: 5,001,000 points) diagnosed end to end
-//! (target: under 1 s). Run with `cargo bench --bench doctor`.
+//! (target: under 1 s). Run with `cargo bench -p mldebug-doctor --bench doctor`.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use mldebug_doctor::{diagnose, Options, RunHistory};
