@@ -6,7 +6,7 @@
 use super::json::Document;
 use super::sparkline::sparkline;
 use super::style::Style;
-use crate::commands::doctor::report::{LinkedFinding, PlaybookLink, Report, RunReport};
+use crate::commands::doctor::report::{PlaybookLink, Report, RunReport};
 use crate::sweep::numbers::num;
 use crate::{Error, Result};
 use comfy_table::Cell;
@@ -195,6 +195,3 @@ pub fn watch_json(run: &str, f: &Finding, playbook: Option<&PlaybookLink>) -> Re
     s.push('\n');
     Ok(s)
 }
-
-#[allow(dead_code)]
-fn _linked(_: &LinkedFinding) {}

@@ -172,7 +172,13 @@ fn judged(cx: &Context) -> Vec<Judged> {
         }
     }
     for role in [Role::Throughput, Role::StepTime, Role::Memory] {
-        for s in cx.run.of_role(role) {
+        // A run's one summary number (the HF Trainer's final train_samples_per_second) is
+        // not a series to judge.
+        for s in cx
+            .run
+            .of_role(role)
+            .filter(|s| s.points.len() >= MIN_POINTS)
+        {
             add(s, role);
         }
     }
