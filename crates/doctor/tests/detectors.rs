@@ -108,7 +108,7 @@ fn a_flat_loss_is_stuck_and_a_zero_loss_is_zero() {
     for seed in 0..SEEDS {
         let h = run(seed, |k, _, v| {
             if k == "loss" {
-                2.3026 + 0.01 * (v - v.floor() - 0.5)
+                std::f64::consts::LN_10 + 0.01 * (v - v.floor() - 0.5)
             } else {
                 v
             }
