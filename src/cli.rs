@@ -65,6 +65,8 @@ pub enum Command {
     Demo(commands::demo::Args),
     /// Does A really beat B? Compare runs over seeds.
     SweepCompare(commands::sweep_compare::Args),
+    /// Read a training run's logs and say what went wrong, with the step it starts at.
+    Doctor(commands::doctor::Args),
     /// Shell completions.
     Completions(commands::completions::Args),
 }

@@ -2,6 +2,8 @@
 //!
 //! - [`catalog`]: SKILL.md, PLAYBOOK.md, refs/ and evidence/ parsed into typed data.
 //! - [`commands`]: one module per subcommand (argument struct + `run`).
+//! - [`doctor`]: run logs read and judged for `mldebug doctor` (the detectors are the
+//!   `mldebug-doctor` crate).
 //! - [`context`]: the global flags resolved once (output format, colour, catalog source).
 //! - [`sweep`]: run-file readers and the statistics behind `sweep-compare`.
 //! - [`harness`]: runs the checks on a model in the user's own crate.
@@ -17,6 +19,7 @@ pub mod catalog;
 pub mod cli;
 pub mod commands;
 pub mod context;
+pub mod doctor;
 pub mod error;
 pub mod exit;
 #[doc(hidden)]

@@ -4,6 +4,7 @@ pub mod catalog;
 pub mod check;
 pub mod completions;
 pub mod demo;
+pub mod doctor;
 pub mod list;
 pub mod quote;
 pub mod search;
@@ -31,6 +32,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
         Command::Zoo(a) => zoo::run(a, g),
         Command::Demo(a) => demo::run(a, g),
         Command::SweepCompare(a) => sweep_compare::run(a, g),
+        Command::Doctor(a) => doctor::run(a, g),
         Command::Completions(a) => completions::run(a, g),
     }
 }

@@ -6,9 +6,12 @@
 //!   [`sweep_table`] (terminal), [`sweep_markdown`] and [`sweep_plot`] (SVG) draw it.
 //! - [`quotes`], [`table`], [`text`], [`paint`]: the knowledge commands (quote, show, search,
 //!   triage, list).
+//! - [`doctor`] (terminal) and [`doctor_plot`] (SVG): the `doctor` report.
 //! - [`json`], [`output`]: JSON on stdout and writing it out; [`plot_target`]: where `--plot` writes.
 //! - [`number`], [`style`]: shared number formatting and the colour decision.
 
+pub mod doctor;
+pub mod doctor_plot;
 pub mod json;
 pub mod matrix;
 pub mod number;

@@ -56,6 +56,7 @@ pub fn parse_files(files: Vec<(String, String)>) -> Catalog {
             c.footnotes.extend(p.footnotes);
             c.check_mentions.extend(p.check_mentions);
             c.symptoms.extend(p.symptoms);
+            c.log_symptoms.extend(p.log_symptoms);
             c.problems.extend(p.problems);
             symptoms_heading |= p.has_symptoms_heading;
             c.footnote_refs.extend(p.footnote_refs);

@@ -18,6 +18,11 @@ use std::ops::Range;
 
 /// The id of the PLAYBOOK heading whose table lists the symptoms.
 pub const SYMPTOMS_ID: &str = "symptoms";
+
+/// The id of the PLAYBOOK heading whose table lists what `mldebug doctor` finds in a run's
+/// logs: rows like the symptom table's, kept apart so that triage (how people describe a
+/// problem) is not matched against a detector's vocabulary.
+pub const LOG_SYMPTOMS_ID: &str = "log-symptoms";
 /// The marker a quote from an unverified excerpt carries after its footnote reference.
 pub const UNVERIFIED_MARKER: &str = "(unverified)";
 /// Between the cells of a table row in an entry's body.
@@ -43,6 +48,8 @@ pub struct FileParse {
     pub footnote_refs: Vec<(String, Location)>,
     pub check_mentions: Vec<CheckMention>,
     pub symptoms: Vec<Symptom>,
+    /// Rows of the `{#log-symptoms}` table.
+    pub log_symptoms: Vec<Symptom>,
     /// Whether the file has a `{#symptoms}` heading.
     pub has_symptoms_heading: bool,
     /// The destination of every link and image, as written, with its place.
@@ -64,6 +71,8 @@ struct OpenQuote {
 /// A table being read (only the symptoms table is kept).
 struct OpenTable {
     symptoms: bool,
+    /// The table under `{#log-symptoms}` (read like the symptoms table, kept apart).
+    log: bool,
     in_head: bool,
     header: Vec<String>,
     row: Vec<Cell>,
@@ -212,15 +221,16 @@ impl<'a> Reader<'a> {
             Tag::MetadataBlock(_) => self.in_metadata = true,
             Tag::Table(_) => {
                 self.table_ranges.push(range.clone());
-                let symptoms = self
+                let section = self
                     .stack
                     .iter()
                     .rev()
                     .find_map(|h| h.entry)
-                    .map(|i| self.out.entries[i].id == SYMPTOMS_ID)
-                    .unwrap_or(false);
+                    .map(|i| self.out.entries[i].id.as_str());
+                let log = section == Some(LOG_SYMPTOMS_ID);
                 self.table = Some(OpenTable {
-                    symptoms,
+                    symptoms: section == Some(SYMPTOMS_ID) || log,
+                    log,
                     in_head: false,
                     header: Vec::new(),
                     row: Vec::new(),
@@ -304,8 +314,8 @@ impl<'a> Reader<'a> {
                 if let Some(t) = &mut self.table {
                     if t.symptoms {
                         let cells = std::mem::take(&mut t.row);
-                        let start = t.row_start;
-                        self.symptom_row(cells, start, range.end);
+                        let (start, log) = (t.row_start, t.log);
+                        self.symptom_row(cells, start, range.end, log);
                     }
                 }
                 self.body_break("\n");

@@ -205,6 +205,9 @@ pub struct Catalog {
     pub quotes: Vec<Quote>,
     pub sources: Vec<Source>,
     pub symptoms: Vec<Symptom>,
+    /// Rows of the PLAYBOOK's `{#log-symptoms}` table: what `mldebug doctor` finds in a run's
+    /// logs, by the detector's symptom id. Not triage rows.
+    pub log_symptoms: Vec<Symptom>,
     pub checks: Vec<Check>,
     pub footnotes: Vec<Footnote>,
     pub check_mentions: Vec<CheckMention>,

@@ -49,10 +49,11 @@ pub fn fallback(symptom: &str) -> String {
 pub const MISSING: &str =
     "symptoms table row without an id: end the symptom with `{#an-id}` (lower-case letters, digits and -)";
 
-/// Problems with the symptom ids across the catalog: malformed or used twice.
+/// Problems with the symptom ids across the catalog (both symptom tables): malformed or used
+/// twice.
 pub fn verify(c: &Catalog, out: &mut Vec<Problem>) {
     let mut seen: BTreeMap<&str, String> = BTreeMap::new();
-    for s in &c.symptoms {
+    for s in c.symptoms.iter().chain(&c.log_symptoms) {
         if !s.id_given {
             continue;
         }

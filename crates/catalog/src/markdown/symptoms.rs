@@ -23,7 +23,8 @@ impl Reader<'_> {
         }
     }
 
-    pub(super) fn symptom_row(&mut self, cells: Vec<Cell>, start: usize, end: usize) {
+    /// Reads one row; `log` rows go to the log-symptoms list.
+    pub(super) fn symptom_row(&mut self, cells: Vec<Cell>, start: usize, end: usize, log: bool) {
         let raw = self.text[start..end.min(self.text.len())].trim_end();
         if !raw.ends_with('|') {
             self.problem(start, "symptoms table row is not closed with `|`");
@@ -75,7 +76,12 @@ impl Reader<'_> {
                 v
             });
         let location = self.at(start);
-        self.out.symptoms.push(Symptom {
+        let list = if log {
+            &mut self.out.log_symptoms
+        } else {
+            &mut self.out.symptoms
+        };
+        list.push(Symptom {
             id_given: id.is_some(),
             id: id.unwrap_or_else(|| super::super::symptom_id::fallback(&symptom)),
             symptom,

@@ -155,6 +155,28 @@ fn symptom_rows_are_parsed() {
 }
 
 #[test]
+fn log_symptom_rows_are_kept_apart_and_share_the_id_space() {
+    let log = "## From a log {#log-symptoms}\n\n| Symptom | Hypotheses (most likely first) | Checks |\n|---|---|---|\n| Loss turns NaN at a step {#loss-nonfinite} | lr too high; a bad batch | `mldebug check nan-trace --model m` |\n";
+    let p = parse("PLAYBOOK.md", &format!("{TABLE}\n{log}"));
+    assert!(p.problems.is_empty(), "{:?}", messages(&p));
+    assert_eq!(p.symptoms.len(), 2, "triage rows unchanged");
+    assert_eq!(p.log_symptoms.len(), 1);
+    assert_eq!(p.log_symptoms[0].id, "loss-nonfinite");
+    assert_eq!(p.log_symptoms[0].hypotheses, ["lr too high", "a bad batch"]);
+    // An id used in both tables is reported.
+    let twice = format!("{TABLE}\n{}", log.replace("loss-nonfinite", "loss-nan"));
+    let c = crate::parse_files(vec![("PLAYBOOK.md".into(), twice)]);
+    let mut problems = Vec::new();
+    crate::symptom_id::verify(&c, &mut problems);
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.message.contains("`loss-nan` is already used")),
+        "{problems:?}"
+    );
+}
+
+#[test]
 fn unterminated_table_is_an_error() {
     // No delimiter row: the lines are a paragraph, not a table.
     let broken = TABLE.replace("|---|---|---|\n", "");

@@ -1,0 +1,26 @@
+//! `mldebug doctor`: read a training run's logged curves and say what went wrong, with the step
+//! where it starts and the numbers behind it.
+//!
+//! Data flows one way: [`textlog`] parses plain-text logs into histories (the other formats are
+//! read by `mldebug-sweep`); [`history`] sorts a run's series into roles by [`names`]; [`robust`]
+//! smooths them with medians; the detectors in [`detect`] judge them into [`finding::Finding`]s;
+//! [`seeds`] compares the findings of runs that differ only in their seed; [`watch`] keeps a
+//! growing run's state between polls. Nothing here reads files or prints.
+//!
+//! ```text
+//! symptom          severity  metric  step  summary
+//! loss-nonfinite   fail      loss    340   loss is NaN from step 340 (last finite 9.71 at step 330; grad_norm 8.1e3, learning_rate 0.3)
+//! ```
+
+pub mod detect;
+pub mod finding;
+pub mod history;
+pub mod names;
+pub mod robust;
+pub mod seeds;
+pub mod textlog;
+pub mod watch;
+
+pub use detect::{diagnose, Diagnosis, Options};
+pub use finding::{Finding, Severity, Symptom};
+pub use history::RunHistory;

@@ -1,0 +1,6 @@
+//! `doctor`'s data, between the command and the renderers: the logs read into runs
+//! ([`read`]) and the report built from them with the findings linked to the PLAYBOOK
+//! ([`report`]). The command reads its flags and calls these; render draws the report.
+
+pub mod read;
+pub mod report;
