@@ -16,7 +16,8 @@ fn zoo_json_lists_every_model_with_what_must_fail() {
     let out = mldebug(&["zoo", "--json"]);
     assert_eq!(out.status.code(), Some(0));
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
-    let models = v.as_array().expect("a list");
+    assert_eq!(v["command"], "zoo");
+    let models = v["models"].as_array().expect("a list of models");
     assert!(models.len() >= 4, "{v}");
     for m in models {
         let clean = m["clean"].as_bool().expect("clean is a bool");
@@ -32,7 +33,7 @@ fn zoo_json_lists_every_model_with_what_must_fail() {
 fn every_listed_name_is_a_model_check_accepts() {
     let out = mldebug(&["zoo", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    for m in v.as_array().unwrap() {
+    for m in v["models"].as_array().unwrap() {
         let model = format!("zoo::{}", m["name"].as_str().unwrap());
         let run = mldebug(&["check", "class-balance", "--model", &model]);
         assert_ne!(run.status.code(), Some(2), "{model} rejected");

@@ -39,6 +39,7 @@ fn demo_json_is_the_matrix() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is JSON");
     let zoo: serde_json::Value =
         serde_json::from_slice(&mldebug(&["zoo", "--json"]).stdout).unwrap();
+    let zoo = &zoo["models"];
     let rows = v["rows"].as_array().unwrap();
     assert_eq!(rows.len(), zoo.as_array().unwrap().len());
     assert_eq!(v["matched"], v["expected"]);
