@@ -99,6 +99,13 @@ fn every_command_output_validates_against_the_schema() {
         refused.to_str().unwrap(),
     );
     let skill_dir = t.path().join("skills");
+    let doctor = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor");
+    let doctor_run = |rel: &str| doctor.join(rel).to_string_lossy().into_owned();
+    let (lr_jump, nan_hf, healthy) = (
+        doctor_run("torch/lr-jump"),
+        doctor_run("hf/nan-batch"),
+        doctor_run("torch/healthy-s0"),
+    );
     let runs: Vec<Vec<&str>> = vec![
         vec!["quote", "karpathy"],
         vec!["quote", "karpathy", "--random", "--seed", "3"],
@@ -133,6 +140,9 @@ fn every_command_output_validates_against_the_schema() {
         vec!["sweep-compare", single, "--equivalence-margin", "0.05"],
         vec!["sweep-compare", multi, "--bootstrap-reps", "200"],
         vec!["sweep-compare", refused],
+        vec!["doctor", &lr_jump],
+        vec!["doctor", &nan_hf],
+        vec!["doctor", &healthy, &lr_jump],
     ];
     let mut covered = BTreeSet::new();
     for args in &runs {

@@ -8,7 +8,6 @@ use crate::{Error, Result};
 use mldebug_doctor::names::Role;
 use mldebug_doctor::Severity;
 use plotters::prelude::*;
-use std::path::Path;
 
 const WIDTH: u32 = 1200;
 const ROW_HEIGHT: u32 = 280;
@@ -61,7 +60,10 @@ pub fn render(r: &Report) -> Result<String> {
 }
 
 /// Render and write the plot to `path`: the whole file or nothing (exit 74 on a write error).
-pub fn write(r: &Report, target: &super::plot_target::PlotTarget) -> Result<Vec<std::path::PathBuf>> {
+pub fn write(
+    r: &Report,
+    target: &super::plot_target::PlotTarget,
+) -> Result<Vec<std::path::PathBuf>> {
     target.write(&[("doctor".to_string(), render(r)?)])
 }
 

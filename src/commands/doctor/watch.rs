@@ -4,10 +4,10 @@
 //! fails while a writer is mid-record is retried at the next change. Series are capped (see
 //! `mldebug_doctor::watch`), so memory stays bounded however long the run goes on.
 
-use crate::doctor::read::{self, Run};
-use crate::doctor::report::link;
 use super::Args;
 use crate::context::Context;
+use crate::doctor::read::{self, Run};
+use crate::doctor::report::link;
 use crate::render::output::{emit, emit_json};
 use crate::render::{doctor as render, style::Style};
 use crate::{Error, Exit, Result};
