@@ -61,6 +61,9 @@ pub enum Command {
     Zoo(commands::zoo::Args),
     /// Every check over the whole zoo: expected verdict beside the actual one.
     Demo(commands::demo::Args),
+    /// Where training memory goes: weights, gradients, optimizer state, activations, per stage,
+    /// against the GPUs you might use.
+    Memory(commands::memory::Args),
     /// Does A really beat B? Compare runs over seeds.
     SweepCompare(commands::sweep_compare::Args),
     /// Shell completions.

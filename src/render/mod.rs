@@ -6,11 +6,13 @@
 //!   [`sweep_table`] (terminal), [`sweep_markdown`] and [`sweep_plot`] (SVG) draw it.
 //! - [`quotes`], [`table`], [`text`], [`paint`]: the knowledge commands (quote, show, search,
 //!   triage, list).
+//! - [`memory`]: the `mldebug memory` estimate.
 //! - [`json`], [`output`]: JSON on stdout and writing it out.
 //! - [`number`], [`style`]: shared number formatting and the colour decision.
 
 pub mod json;
 pub mod matrix;
+pub mod memory;
 pub mod number;
 pub mod output;
 pub mod paint;

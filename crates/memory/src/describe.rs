@@ -4,7 +4,7 @@
 use crate::architecture::Shape;
 use crate::estimate::activation_bytes;
 use crate::setup::{Attention, Method, Quant, Setup, Shard};
-use crate::units::{human_bytes, human_count};
+use crate::units::{grouped, human_bytes, human_count};
 use crate::weights::{full_param_bytes, nf4_constant_bytes, WeightBytes, FP32, NF4_BLOCK};
 
 /// Pushes the weight lines: 16/32-bit weights (or what quantization leaves), codes, constants,
@@ -24,7 +24,7 @@ pub fn weights(
                 "weights",
                 format!("weights ({})", dtype(b)),
                 w.plain,
-                format!("{} parameters × {b} bytes", p.total),
+                format!("{} parameters × {b} bytes", grouped(p.total)),
             );
         }
         (_, Quant::None) => {
@@ -33,7 +33,7 @@ pub fn weights(
                 "weights",
                 format!("weights, frozen ({})", dtype(b)),
                 w.plain,
-                format!("{} parameters × {b} bytes", p.total),
+                format!("{} parameters × {b} bytes", grouped(p.total)),
             );
         }
         (_, quant) => {
@@ -44,7 +44,7 @@ pub fn weights(
                 w.plain,
                 format!(
                     "embeddings, output head, norms, biases: {} parameters × {b} bytes{}",
-                    p.unquantized(),
+                    grouped(p.unquantized()),
                     if setup.kbit_upcast {
                         " (cast to fp32 by prepare_model_for_kbit_training)"
                     } else {
@@ -60,7 +60,7 @@ pub fn weights(
                 "weights.codes",
                 format!("weights: {name} codes"),
                 w.codes,
-                format!("{} linear-layer weights × {per} bytes", p.linear),
+                format!("{} linear-layer weights × {per} bytes", grouped(p.linear)),
             );
             let constants = match quant {
                 Quant::Nf4 if setup.double_quant => format!(
@@ -85,7 +85,7 @@ pub fn weights(
         "weights.master",
         "master weights (fp32)".into(),
         w.master,
-        format!("mixed precision: {} parameters × 4 bytes", p.total),
+        format!("mixed precision: {} parameters × 4 bytes", grouped(p.total)),
     );
     push(
         "adapters",
@@ -95,7 +95,7 @@ pub fn weights(
             "rank {} on {}: {} parameters, r·(d_in + d_out) per matrix, × 4 bytes",
             setup.lora_rank,
             target_names(shape, setup),
-            human_count((w.adapters / FP32) as u64)
+            grouped((w.adapters / FP32) as u64)
         ),
     );
 }
@@ -164,4 +164,52 @@ pub fn logits(shape: &Shape, setup: &Setup) -> String {
         "b·s·V = {} values: the logits ({out} bytes){copy}, the loss's fp32 log-softmax",
         human_count(values)
     )
+}
+
+/// What the arithmetic assumes for this shape and setup, in words.
+pub fn assumptions(shape: &Shape, setup: &Setup, guessed: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if guessed {
+        out.push(format!(
+            "shape guessed from the parameter count: {} layers, hidden {}, MLP {}, {} heads, \
+             vocabulary {} (llama-style); weights and optimizer state follow the count, the \
+             activations only roughly",
+            shape.layers, shape.hidden, shape.intermediate, shape.heads, shape.vocab
+        ));
+    }
+    out.push(
+        "stages are those of a steady-state step: PyTorch allocates the optimizer state at the \
+         first optimizer step, so the first forward and backward peak lower by that much"
+            .into(),
+    );
+    out.push(format!(
+        "activations in {}-byte values{}; batch {} is per GPU",
+        activation_bytes(setup),
+        if setup.quant != Quant::None && setup.kbit_upcast {
+            " (the hidden states run in fp32 once the unquantized parameters are)"
+        } else {
+            ""
+        },
+        setup.batch
+    ));
+    if setup.adapters() {
+        out.push(
+            "adapters, their gradients and their optimizer state in fp32 (PEFT's default)".into(),
+        );
+    } else if setup.precision.is_mixed() {
+        out.push(
+            "mixed precision as DeepSpeed counts it: 16-bit weights and gradients, fp32 master \
+             weights and moments (2 + 2 + 4 + 8 bytes per parameter with AdamW)"
+                .into(),
+        );
+    }
+    if shape.attention_dropout > 0.0 || shape.hidden_dropout > 0.0 {
+        out.push("dropout as configured: its masks are kept (1 byte a value)".into());
+    }
+    out.push(
+        "not modelled: dequantisation buffers, CUDA kernels' workspaces, evaluation and \
+         generation, and fragmentation beyond the allocator slack"
+            .into(),
+    );
+    out
 }

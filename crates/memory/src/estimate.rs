@@ -294,7 +294,7 @@ fn components(shape: &Shape, setup: &Setup, c: &Counted) -> Vec<Component> {
         p.grads,
         format!(
             "{} trainable × {} bytes{}",
-            c.trainable,
+            crate::units::grouped(c.trainable),
             grad_bytes(setup),
             describe::sharded(setup, Shard::Zero2)
         ),

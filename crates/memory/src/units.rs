@@ -135,6 +135,30 @@ pub fn human_bytes(bytes: f64) -> String {
     format!("{sign}{value:.decimals$} {unit}")
 }
 
+/// A whole number with thousands separators: `1,100,048,384`.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A GPU's memory as its spec sheet gives it: `80 GiB`, or in decimal units when it is not a
+/// whole number of GiB (`--gpu-memory 24GB`).
+pub fn gpu_memory(bytes: f64) -> String {
+    let gib = bytes / 1073741824.0;
+    if gib.fract() == 0.0 {
+        format!("{gib:.0} GiB")
+    } else {
+        human_bytes(bytes)
+    }
+}
+
 /// Counts for people: `1.10B`, `494.0M`, `22.5K`, `912`.
 pub fn human_count(n: u64) -> String {
     let x = n as f64;
@@ -242,5 +266,9 @@ mod tests {
         assert_eq!(human_count(1_100_048_384), "1.10B");
         assert_eq!(human_count(494_032_768), "494.0M");
         assert_eq!(human_count(912), "912");
+        assert_eq!(grouped(1_100_048_384), "1,100,048,384");
+        assert_eq!(grouped(912), "912");
+        assert_eq!(gpu_memory(80.0 * 1073741824.0), "80 GiB");
+        assert_eq!(gpu_memory(24e9), "24.00 GB");
     }
 }
