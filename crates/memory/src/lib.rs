@@ -9,6 +9,8 @@
 //!   Korthikanti et al. 2022).
 //! - [`estimate`]: components and the peak of each stage; [`describe`]: the words for each.
 //! - [`fit`]: GPU targets, what fits, the largest batch and context, the levers.
+//! - [`measured`]: measured memory per stage and step, framework-neutral; [`judge`]: its
+//!   verdict (leak, avoidable intermediate, second-batch spike).
 //! - [`units`]: strict parsing of `24GB` and `7B`, bytes for people.
 
 pub mod activations;
@@ -17,6 +19,8 @@ pub mod config;
 pub mod describe;
 pub mod estimate;
 pub mod fit;
+pub mod judge;
+pub mod measured;
 pub mod optimizer;
 pub mod setup;
 pub mod units;
