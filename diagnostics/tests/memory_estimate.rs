@@ -55,9 +55,11 @@ fn estimates_against_measurements() {
         STAGES.map(|s| format!("{s:>30}")).join("")
     )];
     let mut outside = Vec::new();
+    let mut doc_rows: Vec<String> = Vec::new();
     for (name, run, seqs) in models() {
         for &seq in seqs {
-            for copies in COPIES {
+            let mut ratios = [[0.0; 3]; 4];
+            for (c, copies) in COPIES.into_iter().enumerate() {
                 let r = run(&opts, BatchLayout { copies, seq }).unwrap();
                 let last = r.measurement.steps.len() - 1;
                 let measured = r.measurement.stages(last).unwrap();
@@ -65,6 +67,7 @@ fn estimates_against_measurements() {
                 let mut cells = Vec::new();
                 for (i, stage) in STAGES.iter().enumerate() {
                     let ratio = measured[i] / estimated[i];
+                    ratios[i][c] = ratio;
                     cells.push(format!(
                         "{:>30}",
                         format!(

@@ -52,4 +52,70 @@ fn tinyllama_qlora_estimates_beside_the_measurement() {
     assert!(sdpa.peak < MEASURED_ALLOCATED);
     assert!(sdpa.peak > 0.8 * MEASURED_ALLOCATED, "{}", sdpa.peak);
     assert!((sdpa.reserved / MEASURED_RESERVED - 1.0).abs() < 0.2);
+
+    // refs/memory.md prints these numbers; they are recomputed here.
+    let doc = refs_memory();
+    let gb = |b: f64| format!("{:.2} GB", b / 1e9);
+    says(
+        &doc,
+        &format!(
+            "| estimate, SDPA (no score matrix kept) | {} | {} |",
+            gb(sdpa.peak),
+            gb(sdpa.reserved)
+        ),
+    );
+    says(
+        &doc,
+        &format!(
+            "| estimate, eager (probabilities kept in fp32) | {} | {} |",
+            gb(eager.peak),
+            gb(eager.reserved)
+        ),
+    );
+    says(&doc, "| measured | 6.42 GB | 7.09 GB |");
+    says(
+        &doc,
+        &format!(
+            "The SDPA estimate is {:.0}% of the measurement",
+            100.0 * sdpa.peak / MEASURED_ALLOCATED
+        ),
+    );
+    says(
+        &doc,
+        &format!(
+            "The eager estimate is {:.2} times the measurement",
+            eager.peak / MEASURED_ALLOCATED
+        ),
+    );
+    let values = mldebug_memory::activations::values_per_token(&tinyllama_shape(), Attention::Sdpa);
+    says(
+        &doc,
+        &format!(
+            "keeps {} values per layer and token",
+            grouped(values as u64)
+        ),
+    );
+}
+
+fn tinyllama_shape() -> mldebug_memory::Shape {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/configs/tinyllama-1.1b.json");
+    config::parse(&path, &std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+fn refs_memory() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../refs/memory.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn says(doc: &str, what: &str) {
+    assert!(
+        doc.contains(what),
+        "refs/memory.md should say `{what}` (recomputed here)"
+    );
+}
+
+fn grouped(n: u64) -> String {
+    mldebug_memory::units::grouped(n)
 }
