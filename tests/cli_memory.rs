@@ -51,7 +51,17 @@ fn tinyllama_qlora_table() {
     args.extend_from_slice(&ANCHOR);
     let out = memory(&args);
     assert_eq!(out.status.code(), Some(0));
-    insta::assert_snapshot!(String::from_utf8_lossy(&out.stdout));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    // refs/memory.md shows this output whole, the README its stage table and peak line.
+    let refs = std::fs::read_to_string("refs/memory.md").unwrap();
+    assert!(refs.contains(text.trim_end()), "refs/memory.md lacks the current output");
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| l.starts_with(" stage ")).unwrap();
+    let end = lines.iter().position(|l| l.starts_with("peak ")).unwrap();
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let block = lines[start..=end].join("\n");
+    assert!(readme.contains(&block), "README.md lacks\n{block}");
+    insta::assert_snapshot!(text);
 }
 
 #[test]

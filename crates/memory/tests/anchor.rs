@@ -73,6 +73,23 @@ fn tinyllama_qlora_estimates_beside_the_measurement() {
         ),
     );
     says(&doc, "| measured | 6.42 GB | 7.09 GB |");
+    // The README shows the same table.
+    let readme = read_flat("../../README.md");
+    for row in [
+        format!(
+            "| estimate, SDPA (no score matrix kept) | {} | {} |",
+            gb(sdpa.peak),
+            gb(sdpa.reserved)
+        ),
+        format!(
+            "| estimate, eager (probabilities kept in fp32) | {} | {} |",
+            gb(eager.peak),
+            gb(eager.reserved)
+        ),
+        "| measured | 6.42 GB | 7.09 GB |".to_string(),
+    ] {
+        assert!(readme.contains(&row), "README.md should say `{row}`");
+    }
     says(
         &doc,
         &format!(
@@ -104,7 +121,12 @@ fn tinyllama_shape() -> mldebug_memory::Shape {
 }
 
 fn refs_memory() -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../refs/memory.md");
+    read_flat("../../refs/memory.md")
+}
+
+/// A file of the repository with its whitespace runs made single spaces.
+fn read_flat(relative: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(relative);
     let text = std::fs::read_to_string(path).unwrap();
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
