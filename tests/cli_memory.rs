@@ -54,7 +54,10 @@ fn tinyllama_qlora_table() {
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     // refs/memory.md shows this output whole, the README its stage table and peak line.
     let refs = std::fs::read_to_string("refs/memory.md").unwrap();
-    assert!(refs.contains(text.trim_end()), "refs/memory.md lacks the current output");
+    assert!(
+        refs.contains(text.trim_end()),
+        "refs/memory.md lacks the current output"
+    );
     let lines: Vec<&str> = text.lines().collect();
     let start = lines.iter().position(|l| l.starts_with(" stage ")).unwrap();
     let end = lines.iter().position(|l| l.starts_with("peak ")).unwrap();

@@ -92,6 +92,12 @@ fn estimates_against_measurements() {
                     cells.join("")
                 ));
             }
+            let cell = |r: [f64; 3]| r.map(|x| format!("{x:.2}")).join(" / ");
+            doc_rows.push(format!(
+                "| {name} | 1 / 4 / 16 | {} | {} |",
+                seq.map_or("—".to_string(), |s| s.to_string()),
+                ratios.map(cell).join(" | ")
+            ));
         }
     }
     println!(
@@ -99,5 +105,17 @@ fn estimates_against_measurements() {
         rows.join("\n")
     );
     println!("outside the bounds: {outside:#?}");
-    assert!(outside.is_empty(), "outside the bound: {outside:#?}");
+    println!("refs/memory.md rows:\n{}", doc_rows.join("\n"));
+    assert!(outside.is_empty(), "outside the bounds: {outside:#?}");
+    // refs/memory.md prints this table; its rows must be what this test measures.
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../refs/memory.md"),
+    )
+    .unwrap();
+    for row in &doc_rows {
+        assert!(
+            doc.contains(row.as_str()),
+            "refs/memory.md lacks the measured row\n{row}"
+        );
+    }
 }

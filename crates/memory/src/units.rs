@@ -64,7 +64,7 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
             .ok_or_else(|| bad(text, expected))?
     };
     let count = (number * scale).round();
-    if count < 1.0 || count > MAX_COUNT {
+    if !(1.0..=MAX_COUNT).contains(&count) {
         return Err(format!(
             "`{}` is out of range (expected 1 to 100T)",
             text.escape_debug()

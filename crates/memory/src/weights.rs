@@ -100,7 +100,7 @@ pub fn weight_bytes(shape: &Shape, setup: &Setup, lora_params: u64) -> WeightByt
 }
 
 /// The linear layers `targets` picks, or an error naming the modules there are.
-pub fn targeted<'a>(shape: &Shape, targets: &'a Targets) -> Result<Vec<Linear>, String> {
+pub fn targeted(shape: &Shape, targets: &Targets) -> Result<Vec<Linear>, String> {
     let linears = shape.linears();
     let names: Vec<String> = match targets {
         Targets::AllLinear => return Ok(linears),
