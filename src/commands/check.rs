@@ -17,7 +17,7 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A check id (init-loss, overfit, grad-flow, nan-trace, label-mask, batch-leak,
-    /// class-balance) or `all`.
+    /// class-balance, memory) or `all`.
     pub check: CheckSelection,
     /// `zoo::<name>` for a built-in model (`mldebug zoo` lists them), or a type path in your
     /// crate (`crate::Net`).
@@ -32,7 +32,7 @@ pub struct Args {
     #[command(flatten)]
     pub build: crate::harness::BuildArgs,
     /// Also write SVG plots of the curves behind the verdicts into DIR (overfit loss,
-    /// per-parameter gradient norms).
+    /// per-parameter gradient norms, the memory timeline and layer outputs).
     #[arg(long, value_name = "DIR")]
     pub plot: Option<PathBuf>,
 }
@@ -146,7 +146,9 @@ pub fn run(args: Args, g: &Global) -> Result<Exit> {
         None => Vec::new(),
     };
     if args.plot.is_some() && plots.is_empty() {
-        eprintln!("note: nothing to plot; the curves come from the overfit and grad-flow checks");
+        eprintln!(
+            "note: nothing to plot; the curves come from the overfit, grad-flow and memory checks"
+        );
     }
     if g.json {
         // The same JSON as a harness writes (non-finite numbers as "NaN", "inf", "-inf").
