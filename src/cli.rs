@@ -63,6 +63,9 @@ pub enum Command {
     Zoo(commands::zoo::Args),
     /// Every check over the whole zoo: expected verdict beside the actual one.
     Demo(commands::demo::Args),
+    /// Where training memory goes: weights, gradients, optimizer state, activations, per stage,
+    /// against the GPUs you might use.
+    Memory(commands::memory::Args),
     /// Does A really beat B? Compare runs over seeds.
     SweepCompare(commands::sweep_compare::Args),
     /// Read a training run's logs and say what went wrong, with the step it starts at.

@@ -41,6 +41,7 @@ pub const TARGETS: &[&str] = &[
     "evidence",
     "skill_front_matter",
     "search_query",
+    "memory_config",
 ];
 
 /// Splits the input of the `*_records` targets into records, and the `catalog` target's input
@@ -140,6 +141,7 @@ pub fn run(target: &str, data: &[u8]) -> bool {
             load_catalog(root)
         }
         "search_query" => query(data),
+        "memory_config" => memory_config(data),
         other => panic!("unknown fuzz target {other:?}; the targets are {TARGETS:?}"),
     }
 }
@@ -171,6 +173,32 @@ fn load_catalog(root: &Path) -> bool {
     let _ = verify::verify(&c);
     let _ = search::entry_index(&c);
     let _ = search::symptom_index(&c);
+    true
+}
+
+/// Reads an HF config.json as `mldebug memory --config` does, then estimates it (the default
+/// setup, and LoRA on every linear layer) and fits it to every GPU, so the arithmetic of any
+/// shape the reader accepts is exercised too. The CLI reads the file as UTF-8.
+fn memory_config(data: &[u8]) -> bool {
+    use mldebug_memory::setup::{Method, Setup, Targets};
+    use mldebug_memory::{config, estimate::estimate, fit};
+    let Ok(text) = std::str::from_utf8(data) else {
+        return false;
+    };
+    let Ok(shape) = config::parse(Path::new("config.json"), text) else {
+        return false;
+    };
+    let lora = Setup {
+        method: Method::Lora,
+        lora_targets: Targets::AllLinear,
+        ..Setup::default()
+    };
+    for setup in [Setup::default(), lora] {
+        if let Ok(e) = estimate(&shape, &setup) {
+            let _ = fit::targets(&shape, &setup, &e, &fit::GPUS[..1], fit::DEFAULT_HEADROOM);
+            let _ = fit::levers(&shape, &setup, &e);
+        }
+    }
     true
 }
 

@@ -1,6 +1,11 @@
 use clap::Parser;
 use mldebug::{cli::Cli, commands, render::terminal, Exit};
 
+/// Counts this thread's allocations for `check memory` (zoo models run in this process).
+#[global_allocator]
+static ALLOC: mldebug_diagnostics::memory::CountingAllocator =
+    mldebug_diagnostics::memory::CountingAllocator;
+
 fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     match commands::run(cli) {

@@ -418,6 +418,27 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     ] {
         add("search_query", n, q.as_bytes());
     }
+    let configs = root().join("crates/memory/tests/fixtures/configs");
+    for n in ["tinyllama-1.1b", "gpt2", "bert-base-uncased", "pythia-1b"] {
+        let bytes = std::fs::read(configs.join(format!("{n}.json"))).unwrap();
+        add("memory_config", &format!("valid-{n}.json"), &bytes);
+    }
+    // At the readers' limits: every product the estimate forms must stay finite and exact.
+    add(
+        "memory_config",
+        "limits.json",
+        br#"{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4, "num_hidden_layers": 100000, "intermediate_size": 1000000, "vocab_size": 10000000, "head_dim": 1000000}"#,
+    );
+    add(
+        "memory_config",
+        "largest.json",
+        br#"{"model_type": "phi3", "hidden_size": 1000000, "num_attention_heads": 1, "num_key_value_heads": 1, "head_dim": 1000000, "num_hidden_layers": 100000, "intermediate_size": 1000000, "vocab_size": 10000000}"#,
+    );
+    add(
+        "memory_config",
+        "indivisible.json",
+        br#"{"model_type": "gpt2", "n_embd": 7, "n_head": 3}"#,
+    );
     s
 }
 

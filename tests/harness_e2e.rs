@@ -40,7 +40,11 @@ fn clean_model_passes_every_check_and_a_detached_layer_fails_grad_flow() {
     let r = report(&out);
     assert_eq!(r["model"], "crate::Net");
     let clean_findings = findings(&r);
-    assert_eq!(clean_findings.len(), 7, "{clean_findings:?}");
+    assert_eq!(
+        clean_findings.len(),
+        mldebug_diagnostics::CheckId::ALL.len(),
+        "{clean_findings:?}"
+    );
     for (check, status, text) in &clean_findings {
         assert!(
             status == "pass" || status == "warn",

@@ -101,6 +101,10 @@ fn every_command_output_validates_against_the_schema() {
     let skill_dir = t.path().join("skills");
     let doctor = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor");
     let doctor_run = |rel: &str| doctor.join(rel).to_string_lossy().into_owned();
+    let configs =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/memory/tests/fixtures/configs");
+    let config = |name: &str| configs.join(name).to_string_lossy().into_owned();
+    let (tinyllama, gpt2) = (config("tinyllama-1.1b.json"), config("gpt2.json"));
     let (lr_jump, nan_hf, healthy) = (
         doctor_run("torch/lr-jump"),
         doctor_run("hf/nan-batch"),
@@ -140,6 +144,60 @@ fn every_command_output_validates_against_the_schema() {
         vec!["sweep-compare", single, "--equivalence-margin", "0.05"],
         vec!["sweep-compare", multi, "--bootstrap-reps", "200"],
         vec!["sweep-compare", refused],
+        vec![
+            "check",
+            "memory",
+            "--model",
+            "zoo::tiny-gpt-activation-cache",
+        ],
+        vec![
+            "memory",
+            "--config",
+            &tinyllama,
+            "--method",
+            "qlora",
+            "--lora-r",
+            "16",
+            "--lora-targets",
+            "q_proj,v_proj",
+            "--quant",
+            "nf4",
+            "--batch",
+            "1",
+            "--seq",
+            "1200",
+            "--gpu",
+            "t4",
+        ],
+        vec!["memory", "--config", &gpt2],
+        vec![
+            "memory",
+            "--params",
+            "7B",
+            "--method",
+            "lora",
+            "--gpu-memory",
+            "24GB",
+        ],
+        vec![
+            "memory",
+            "--layers",
+            "4",
+            "--hidden",
+            "256",
+            "--intermediate",
+            "1024",
+            "--heads",
+            "4",
+            "--kv-heads",
+            "4",
+            "--vocab",
+            "1000",
+            "--gpus",
+            "4",
+            "--shard",
+            "zero3",
+        ],
         vec!["doctor", &lr_jump],
         vec!["doctor", &nan_hf],
         vec!["doctor", &healthy, &lr_jump],

@@ -8,6 +8,11 @@ use mldebug_diagnostics::harness::{classification_batch, report_from_json, repor
 use mldebug_diagnostics::{run_checks, zoo, Batch, CheckId, DebugModel, Options, Report, Status};
 use std::process::Command;
 
+// check memory measures in-process too, as the CLI does.
+#[global_allocator]
+static ALLOC: mldebug_diagnostics::memory::CountingAllocator =
+    mldebug_diagnostics::memory::CountingAllocator;
+
 /// Equal, NaN equal to NaN. serde_json's default float parser may land one unit in the last
 /// place away from the written value, so finite numbers may differ by a few parts in 1e16.
 fn same(a: f64, b: f64) -> bool {

@@ -8,7 +8,14 @@
 use mldebug_diagnostics::checks::{grad_flow, init_loss, overfit};
 use mldebug_diagnostics::zoo::{self, ZooModel};
 use mldebug_diagnostics::{CheckId, Options, Report, Status};
+use mldebug_memory::judge as memory_judge;
 use std::time::Instant;
+
+// check memory measures with the counting allocator, per thread (so tests beside this one do
+// not disturb it).
+#[global_allocator]
+static ALLOC: mldebug_diagnostics::memory::CountingAllocator =
+    mldebug_diagnostics::memory::CountingAllocator;
 
 /// Seeds per model.
 const SEEDS: u64 = 5;
@@ -16,7 +23,7 @@ const SEEDS: u64 = 5;
 const MIN_FAILS: usize = 4;
 
 /// The metric each check decides on, as printed in the calibration table.
-const DECIDING: [(CheckId, &str); 10] = [
+const DECIDING: [(CheckId, &str); 12] = [
     (CheckId::InitLoss, "ratio"),
     (CheckId::ClassBalance, "ratio"),
     (CheckId::LabelMask, "masked_share"),
@@ -27,6 +34,8 @@ const DECIDING: [(CheckId, &str); 10] = [
     (CheckId::Overfit, "ratio"),
     (CheckId::Overfit, "steps"),
     (CheckId::Overfit, "update_ratio_median"),
+    (CheckId::Memory, "growth_per_step_bytes"),
+    (CheckId::Memory, "largest_allocation_ratio"),
 ];
 
 fn letter(s: Status) -> char {
@@ -140,7 +149,12 @@ fn clean_models_pass_and_twins_fail_their_checks() {
     println!("\n{}", calibration.join("\n"));
     println!("total {:.1}s", started.elapsed().as_secs_f64());
 
-    // The thresholds sit with room to spare on both sides of the zoo, not just barely.
+    thresholds_have_room(&all);
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
+/// The thresholds sit with room to spare on both sides of the zoo, not just barely.
+fn thresholds_have_room(all: &[(&ZooModel, Vec<Report>)]) {
     let clean = |check, metric| {
         all.iter()
             .filter(|(m, _)| m.clean)
@@ -181,7 +195,33 @@ fn clean_models_pass_and_twins_fail_their_checks() {
         hi < 0.6 * mldebug_diagnostics::options::DEFAULT_STEPS as f64,
         "clean models need {hi} steps"
     );
-    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+    // Memory: clean models grow by nothing after step 2 and allocate nothing far larger than a
+    // layer output; the twins are far past both thresholds.
+    let (_, hi) = clean(CheckId::Memory, "growth_per_step_bytes");
+    assert_eq!(hi, 0.0, "clean growth {hi}");
+    let (_, hi) = clean(CheckId::Memory, "largest_allocation_ratio");
+    assert!(
+        hi < memory_judge::INTERMEDIATE_RATIO / 2.0,
+        "clean largest allocation {hi}"
+    );
+    let (lo, _) = twin(
+        "tiny-gpt-activation-cache",
+        CheckId::Memory,
+        "growth_per_step_bytes",
+    );
+    assert!(
+        lo > 100.0 * memory_judge::LEAK_MIN_BYTES,
+        "cache growth {lo}"
+    );
+    let (lo, _) = twin(
+        "tiny-gpt-broadcast-linear",
+        CheckId::Memory,
+        "largest_allocation_ratio",
+    );
+    assert!(
+        lo > 2.0 * memory_judge::INTERMEDIATE_RATIO,
+        "broadcast ratio {lo}"
+    );
 }
 
 #[test]

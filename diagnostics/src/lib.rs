@@ -11,12 +11,14 @@
 //! - [`report`]: the JSON report schema (in the one JSON envelope, `schema_version` 3; NaN and infinities as the strings `"NaN"`, `"inf"`, `"-inf"`), check ids and statuses.
 //! - [`checks`]: one module per check, plus [`run_checks`].
 //! - [`trace`] and [`nn`]: the frame recorder and the traced layer wrappers.
+//! - [`memory`]: the counting allocator and the measured training run behind `check memory`.
 //! - [`zoo`]: clean reference models and their buggy twins.
 //! - [`harness`]: the entry point the generated harness crate calls.
 
 pub mod checks;
 pub mod harness;
 pub mod init;
+pub mod memory;
 pub mod model;
 pub mod nn;
 pub mod options;

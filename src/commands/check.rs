@@ -18,7 +18,7 @@ use std::time::Duration;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// A check id (init-loss, overfit, grad-flow, nan-trace, label-mask, batch-leak,
-    /// class-balance) or `all`.
+    /// class-balance, memory) or `all`.
     pub check: CheckSelection,
     /// `zoo::<name>` for a built-in model (`mldebug zoo` lists them), or a type path in your
     /// crate (`crate::Net`).
@@ -33,7 +33,8 @@ pub struct Args {
     #[command(flatten)]
     pub build: BuildArgs,
     /// Also draw SVG plots of the curves behind the verdicts (overfit loss, per-parameter
-    /// gradient norms): into a folder, or beside FILE.svg under each plot's name.
+    /// gradient norms, the memory timeline and layer outputs): into a folder, or beside FILE.svg
+    /// under each plot's name.
     #[arg(long, value_name = "DIR|FILE.svg")]
     pub plot: Option<PathBuf>,
 }
@@ -147,7 +148,9 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
         None => Vec::new(),
     };
     if args.plot.is_some() && plots.is_empty() {
-        eprintln!("note: nothing to plot; the curves come from the overfit and grad-flow checks");
+        eprintln!(
+            "note: nothing to plot; the curves come from the overfit, grad-flow and memory checks"
+        );
     }
     if g.json() {
         // The same JSON as a harness writes (non-finite numbers as "NaN", "inf", "-inf").

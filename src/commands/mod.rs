@@ -6,6 +6,7 @@ pub mod completions;
 pub mod demo;
 pub mod doctor;
 pub mod list;
+pub mod memory;
 pub mod quote;
 pub mod search;
 pub mod show;
@@ -31,6 +32,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
         Command::Check(a) => check::run(a, g),
         Command::Zoo(a) => zoo::run(a, g),
         Command::Demo(a) => demo::run(a, g),
+        Command::Memory(a) => memory::run(a, g),
         Command::SweepCompare(a) => sweep_compare::run(a, g),
         Command::Doctor(a) => doctor::run(a, g),
         Command::Completions(a) => completions::run(a, g),

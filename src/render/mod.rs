@@ -7,6 +7,7 @@
 //! - [`quotes`], [`table`], [`text`], [`paint`]: the knowledge commands (quote, show, search,
 //!   triage, list).
 //! - [`doctor`] (terminal) and [`doctor_plot`] (SVG): the `doctor` report.
+//! - [`memory`]: the `mldebug memory` estimate.
 //! - [`json`], [`output`]: JSON on stdout and writing it out; [`plot_target`]: where `--plot` writes.
 //! - [`number`], [`style`]: shared number formatting and the colour decision.
 
@@ -14,6 +15,7 @@ pub mod doctor;
 pub mod doctor_plot;
 pub mod json;
 pub mod matrix;
+pub mod memory;
 pub mod number;
 pub mod output;
 pub mod paint;

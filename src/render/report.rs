@@ -85,6 +85,14 @@ const KEY_METRICS: &[(CheckId, &[&str])] = &[
     (CheckId::NanTrace, &["max_abs", "steps"]),
     (CheckId::BatchLeak, &["cross_sample_change", "own_change"]),
     (CheckId::Overfit, &["loss_start", "loss_end", "steps"]),
+    (
+        CheckId::Memory,
+        &[
+            "peak_bytes",
+            "growth_per_step_bytes",
+            "largest_allocation_ratio",
+        ],
+    ),
 ];
 const ROW_METRICS_FALLBACK: usize = 3;
 

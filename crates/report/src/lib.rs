@@ -39,11 +39,12 @@ pub enum CheckId {
     LabelMask,
     BatchLeak,
     ClassBalance,
+    Memory,
 }
 
 impl CheckId {
     /// Every check, in the order `all` runs them (cheapest and most basic first).
-    pub const ALL: [CheckId; 7] = [
+    pub const ALL: [CheckId; 8] = [
         CheckId::InitLoss,
         CheckId::ClassBalance,
         CheckId::LabelMask,
@@ -51,6 +52,7 @@ impl CheckId {
         CheckId::NanTrace,
         CheckId::BatchLeak,
         CheckId::Overfit,
+        CheckId::Memory,
     ];
 
     /// The catalog section that explains this check (`refs/diagnostics.md`), `check-<id>`.
@@ -63,6 +65,7 @@ impl CheckId {
             CheckId::LabelMask => "check-label-mask",
             CheckId::BatchLeak => "check-batch-leak",
             CheckId::ClassBalance => "check-class-balance",
+            CheckId::Memory => "check-memory",
         }
     }
 
@@ -80,6 +83,7 @@ impl CheckId {
             CheckId::LabelMask => "label-mask",
             CheckId::BatchLeak => "batch-leak",
             CheckId::ClassBalance => "class-balance",
+            CheckId::Memory => "memory",
         }
     }
 }

@@ -34,12 +34,13 @@ pub mod grad_flow;
 pub mod init_loss;
 pub mod label_mask;
 pub mod loss;
+pub mod memory;
 pub mod nan_trace;
 pub mod overfit;
 
 mod fresh;
 mod guard;
-mod optimizer;
+pub(crate) mod optimizer;
 mod read;
 
 pub use fresh::Fresh;
@@ -49,6 +50,7 @@ pub use class_balance::class_balance;
 pub use grad_flow::grad_flow;
 pub use init_loss::init_loss;
 pub use label_mask::label_mask;
+pub use memory::memory;
 pub use nan_trace::nan_trace;
 pub use overfit::overfit;
 
@@ -84,6 +86,7 @@ pub fn run_one<M: DebugModel>(id: CheckId, opts: &Options) -> Finding {
         CheckId::LabelMask => label_mask::label_mask::<M>(opts),
         CheckId::BatchLeak => batch_leak::batch_leak::<M>(opts),
         CheckId::ClassBalance => class_balance::class_balance::<M>(opts),
+        CheckId::Memory => memory::memory::<M>(opts),
     });
     match outcome {
         Ok(Ok(finding)) => finding,

@@ -187,6 +187,20 @@ static ZOO: &[ZooModel] = &[
         &[InitLoss, LabelMask, GradFlow, NanTrace, Overfit],
         run_checks::<TinyGpt<tiny_gpt_twins::AllMaskedZeroOverZero>>,
     ),
+    twin(
+        "tiny-gpt-activation-cache",
+        "tiny-gpt",
+        "forward keeps its last hidden states in a list on the model, each still attached to its graph: memory rises every step",
+        &[Memory],
+        run_checks::<TinyGpt<tiny_gpt_twins::ActivationCache>>,
+    ),
+    twin(
+        "tiny-gpt-broadcast-linear",
+        "tiny-gpt",
+        "the MLP's up projection broadcasts and sums instead of a matmul: a [N, T, MLP, DIM] intermediate 32x its output",
+        &[Memory],
+        run_checks::<TinyGpt<tiny_gpt_twins::BroadcastLinear>>,
+    ),
     #[cfg(feature = "llama")]
     twin(
         "llama-candle",

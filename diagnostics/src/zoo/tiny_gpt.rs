@@ -15,6 +15,7 @@ use crate::trace;
 use candle_core::{DType, Device, Module, Result, Tensor, D};
 use candle_nn::{Embedding, Linear, VarBuilder};
 use std::marker::PhantomData;
+use std::sync::Mutex;
 
 pub const VOCAB: usize = 32;
 pub const DIM: usize = 32;
@@ -53,6 +54,12 @@ pub trait GptVariant: 'static {
     fn loss(output: &Tensor, targets: &Tensor) -> Result<Tensor> {
         crate::checks::loss::masked_cross_entropy(output, targets)
     }
+    /// Whether forward keeps the last hidden states on the model (clean: no).
+    const KEEPS_HIDDEN_STATES: bool = false;
+    /// The MLP's up projection (clean: the traced linear layer, a matmul).
+    fn up_projection(up: &Dense, h: &Tensor) -> Result<Tensor> {
+        up.forward(h)
+    }
 }
 
 /// The clean tiny GPT.
@@ -84,6 +91,16 @@ pub struct Dense {
 }
 
 impl Dense {
+    /// The weight, `[out, in]`.
+    pub fn weight(&self) -> &Tensor {
+        self.linear.inner().weight()
+    }
+
+    /// The traced layer's name.
+    pub fn name(&self) -> &str {
+        self.linear.name()
+    }
+
     fn new(in_dim: usize, out_dim: usize, multiplier: f64, vb: VarBuilder) -> Result<Dense> {
         let linear = if multiplier == 1.0 {
             nn::linear_no_bias(in_dim, out_dim, vb)?
@@ -128,6 +145,8 @@ pub struct TinyGpt<V: GptVariant> {
     lm_head: Traced<Linear>,
     cos: Tensor,
     sin: Tensor,
+    /// Hidden states kept by forward when [`GptVariant::KEEPS_HIDDEN_STATES`] (a twin's bug).
+    hidden_states: Mutex<Vec<Tensor>>,
     variant: PhantomData<V>,
 }
 
@@ -224,6 +243,7 @@ impl<V: GptVariant> DebugModel for TinyGpt<V> {
             lm_head: head(DIM, VOCAB, false, HEAD_INIT_STD, vb.pp("lm_head"))?,
             cos,
             sin,
+            hidden_states: Mutex::new(Vec::new()),
             variant: PhantomData,
         })
     }
@@ -243,8 +263,14 @@ impl<V: GptVariant> DebugModel for TinyGpt<V> {
             let h = b.attn_norm.forward(&x)?;
             x = (x + b.attn.forward(&h, &self.cos, &self.sin, mask.as_ref())?)?;
             let h = b.mlp_norm.forward(&x)?;
-            let gated = (b.gate.forward(&h)?.silu()? * b.up.forward(&h)?)?;
+            let gated = (b.gate.forward(&h)?.silu()? * V::up_projection(&b.up, &h)?)?;
             x = (x + b.down.forward(&gated)?)?;
+        }
+        if V::KEEPS_HIDDEN_STATES {
+            self.hidden_states
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(x.clone());
         }
         self.lm_head.forward(&self.norm.forward(&x)?)
     }

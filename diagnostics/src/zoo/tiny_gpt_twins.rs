@@ -1,10 +1,11 @@
 //! The tiny GPT's buggy twins: each overrides one item of [`GptVariant`].
 
 use super::data::{self, LmBatch};
-use super::tiny_gpt::{GptVariant, Norm, DIM, NORM_EPS, ROWS, SEQ, VOCAB};
+use super::tiny_gpt::{Dense, GptVariant, Norm, DIM, NORM_EPS, ROWS, SEQ, VOCAB};
 use crate::model::IGNORE_INDEX;
 use crate::nn;
-use candle_core::{DType, Device, Result, Tensor};
+use crate::trace;
+use candle_core::{DType, Device, Result, Tensor, D};
 use candle_nn::VarBuilder;
 
 /// `tiny-gpt-fused-norm`: RmsNorm through candle's fused kernel (`RmsNorm::forward`), which has
@@ -75,4 +76,26 @@ impl GptVariant for AllMaskedZeroOverZero {
 pub struct LrX100;
 impl GptVariant for LrX100 {
     const MULTIPLIER: f64 = 100.0;
+}
+
+/// `tiny-gpt-activation-cache`: forward appends its last hidden states to a list on the model
+/// ("to inspect later") and never clears it. Each entry is still attached to its autograd graph,
+/// so every step keeps that step's activations alive: memory rises at every step.
+pub struct ActivationCache;
+impl GptVariant for ActivationCache {
+    const KEEPS_HIDDEN_STATES: bool = true;
+}
+
+/// `tiny-gpt-broadcast-linear`: the MLP's up projection is computed by broadcasting the input
+/// against the weight and summing over the input dimension, `(h[..., None, :] * W).sum(-1)`,
+/// instead of a matmul: the same numbers, through a `[N, T, MLP, DIM]` intermediate `DIM` times
+/// the size of the layer's output.
+pub struct BroadcastLinear;
+impl GptVariant for BroadcastLinear {
+    fn up_projection(up: &Dense, h: &Tensor) -> Result<Tensor> {
+        let w = up.weight().unsqueeze(0)?.unsqueeze(0)?; // [1, 1, MLP, DIM]
+        let out = h.unsqueeze(2)?.broadcast_mul(&w)?.sum(D::Minus1)?; // [N, T, MLP]
+        trace::record(up.name(), "linear", Some(h), &out)?;
+        Ok(out)
+    }
 }

@@ -1,0 +1,243 @@
+//! A measured training run on candle: fresh parameters, the model's batch (optionally repeated
+//! or cut short), then [`STEPS`] steps of forward + loss, backward and an AdamW step, with the
+//! counting allocator's peak read at each stage ([`super::alloc`]).
+//!
+//! The optimizer is created at step 1's optimizer stage, so its state appears where PyTorch
+//! allocates AdamW's moments: at the first `optimizer.step()`. The gradients and the graph are
+//! dropped at the end of each step, as `zero_grad(set_to_none=True)` and the end of `backward`
+//! free them in PyTorch.
+//!
+//! Beside the measurement comes the estimate of each stage from the model itself: its
+//! parameters, the batch, AdamW's two moments, and the bytes its autograd graph keeps
+//! ([`super::graph`]): candle keeps every intermediate until backward is done.
+
+use super::alloc;
+use super::graph::{inventory, GraphInventory};
+use crate::checks::buffers;
+use crate::checks::optimizer::CheckOptimizer;
+use crate::init::seeded_var_builder;
+use crate::model::{Batch, DebugModel, Task};
+use crate::options::Options;
+use crate::trace::Recorder;
+use candle_core::{Result, Tensor, Var};
+use mldebug_memory::measured::{Measurement, ModuleActivation, StageEstimate, StepMemory};
+
+/// Training steps measured: enough to see step 2 against step 1 and growth over steps 2 to 4.
+pub const STEPS: usize = 4;
+/// Var-sized temporaries candle's AdamW holds at once while it updates one parameter: its 15
+/// ops (new moments, their bias corrections, the square root, the update) all start from a
+/// `Var`, so each result keeps its inputs until the parameter is set.
+pub const ADAM_TEMPORARIES: f64 = 15.0;
+/// Bytes of a tensor besides its data in candle 0.11 on a 64-bit target: the shared tensor
+/// struct, its shape and strides, its storage's lock (measured with the counting allocator:
+/// 256 for a rank-1 tensor).
+pub const TENSOR_OVERHEAD: f64 = 256.0;
+/// Bytes of a parameter besides its data: its tensor's header, its name and its entry in the
+/// parameter map (measured: 326 with names like `layer.12.weight`).
+pub const VAR_OVERHEAD: f64 = 326.0;
+/// In-flight tensors at backward's peak, in units of the graph's largest tensor: a node's
+/// gradient, its inputs' gradients, the sums they are added to and the transposed copies
+/// matmul's backward makes. Calibrated on the zoo (4.5 to 6.4 of the largest tensor), not
+/// derived.
+pub const BACKWARD_IN_FLIGHT: f64 = 5.0;
+
+/// How the model's own batch is resized for a measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchLayout {
+    /// The batch repeated this many times along its first axis (1 = as is).
+    pub copies: usize,
+    /// For causal language models: the sequence cut to this many tokens (`None` = as is).
+    pub seq: Option<usize>,
+}
+
+impl Default for BatchLayout {
+    fn default() -> Self {
+        BatchLayout {
+            copies: 1,
+            seq: None,
+        }
+    }
+}
+
+/// A measured run and the estimate beside it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    pub measurement: Measurement,
+    pub estimate: StageEstimate,
+    pub graph: GraphInventory,
+}
+
+/// Bytes of a tensor's elements.
+fn bytes(t: &Tensor) -> f64 {
+    (t.elem_count() * t.dtype().size_in_bytes()) as f64
+}
+
+/// `batch` repeated and cut as `layout` says.
+pub fn resize(batch: Batch, layout: BatchLayout, task: Task) -> Result<Batch> {
+    let cut = |t: Tensor| -> Result<Tensor> {
+        match layout.seq {
+            Some(n) if task == Task::CausalLm && t.rank() >= 2 && n < t.dim(1)? => {
+                t.narrow(1, 0, n)?.contiguous()
+            }
+            _ => Ok(t),
+        }
+    };
+    let repeat = |t: Tensor| -> Result<Tensor> {
+        if layout.copies <= 1 {
+            return Ok(t);
+        }
+        Tensor::cat(&vec![&t; layout.copies], 0)
+    };
+    Ok(Batch {
+        input: repeat(cut(batch.input)?)?,
+        targets: repeat(cut(batch.targets)?)?,
+    })
+}
+
+/// Measures [`STEPS`] training steps of fresh `M` on this thread. Needs the [`alloc`] counting
+/// allocator installed (checked by the caller).
+pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run> {
+    warm_up::<M>(opts, layout)?;
+    let base = alloc::live();
+    let since = |x: i64| (x - base) as f64;
+    let (params, vb) = seeded_var_builder(opts.seed, opts.dtype, &opts.device);
+    let model = M::build(vb)?;
+    let load = since(alloc::live());
+    let batch = resize(M::batch(&opts.device, opts.seed)?, layout, M::task())?;
+    let data = since(alloc::live()) - load;
+    let vars = buffers::split(&model, &params, &batch)?.param_vars();
+    let mut optimizer: Option<CheckOptimizer> = None;
+    let mut optimizer_state = 0.0;
+    let mut steps = Vec::with_capacity(STEPS);
+    for _ in 0..STEPS {
+        opts.check_deadline()?;
+        alloc::reset_peak();
+        let output = model.forward(&batch.input, true)?;
+        let loss = model.loss(&output, &batch.targets)?;
+        let forward = since(alloc::peak());
+        let forward_end = since(alloc::live());
+        let forward_largest = alloc::largest() as f64;
+        alloc::reset_peak();
+        let grads = loss.backward()?;
+        let backward = since(alloc::peak());
+        drop((loss, output));
+        let after_backward = since(alloc::live());
+        alloc::reset_peak();
+        if optimizer.is_none() {
+            let before = alloc::live();
+            optimizer = Some(CheckOptimizer::new(vars.clone(), opts.learning_rate)?);
+            optimizer_state = (alloc::live() - before) as f64;
+        }
+        if let Some(opt) = optimizer.as_mut() {
+            opt.step(&grads)?;
+        }
+        drop(grads);
+        steps.push(StepMemory {
+            forward,
+            forward_end,
+            backward,
+            after_backward,
+            optimizer_step: since(alloc::peak()),
+            end: since(alloc::live()),
+            forward_largest,
+        });
+    }
+    let graph = {
+        let output = model.forward(&batch.input, true)?;
+        inventory(&model.loss(&output, &batch.targets)?)
+    };
+    let modules = module_outputs(&model, &batch, opts.dtype.size_in_bytes())?;
+    let kept_by_grads: f64 = modules.iter().map(|m| m.bytes).sum();
+    let estimate = stage_estimate(&params.vars(), &vars, &batch, &graph, kept_by_grads);
+    Ok(Run {
+        measurement: Measurement {
+            source: "counting allocator, CPU, this thread".into(),
+            load,
+            data,
+            optimizer_state,
+            steps,
+            modules,
+        },
+        estimate,
+        graph,
+    })
+}
+
+/// One forward and backward pass on a throwaway copy of the model, before the baseline: the
+/// matmul kernels keep per-thread workspaces (allocated at their first use, then reused) that
+/// belong to the process, not to the model — as the CUDA context and cuBLAS workspace do on a
+/// GPU, which PyTorch users also leave out by measuring after a first step.
+fn warm_up<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<()> {
+    let (_params, vb) = seeded_var_builder(opts.seed, opts.dtype, &opts.device);
+    let model = M::build(vb)?;
+    let batch = resize(M::batch(&opts.device, opts.seed)?, layout, M::task())?;
+    let output = model.forward(&batch.input, true)?;
+    model.loss(&output, &batch.targets)?.backward()?;
+    Ok(())
+}
+
+/// The estimate of each stage of a steady-state step.
+///
+/// candle's parameter gradients are not detached: each keeps the op that made it, and with it
+/// the gradient of the layer output it came from and the layer input (already in the graph).
+/// So from backward until the gradients are dropped after the optimizer step, the graph stays
+/// alive and so do gradients the size of the layers' outputs (`kept_by_grads`, summed over the
+/// traced layers).
+fn stage_estimate(
+    all: &[Var],
+    trainable: &[Var],
+    batch: &Batch,
+    graph: &GraphInventory,
+    kept_by_grads: f64,
+) -> StageEstimate {
+    let weights: f64 = all
+        .iter()
+        .map(|v| bytes(v.as_tensor()) + VAR_OVERHEAD)
+        .sum();
+    // Each gradient, and each of AdamW's two moments, is a tensor of its parameter's size.
+    let grads: f64 = trainable
+        .iter()
+        .map(|v| bytes(v.as_tensor()) + TENSOR_OVERHEAD)
+        .sum();
+    let largest = trainable
+        .iter()
+        .map(|v| bytes(v.as_tensor()))
+        .fold(0.0, f64::max);
+    let state = 2.0 * grads;
+    let data = bytes(&batch.input) + bytes(&batch.targets) + 2.0 * TENSOR_OVERHEAD;
+    let graph_bytes = graph.bytes as f64 + graph.nodes as f64 * TENSOR_OVERHEAD;
+    let forward = weights + data + state + graph_bytes;
+    let held = grads + kept_by_grads;
+    StageEstimate {
+        load: weights,
+        forward,
+        backward: forward + held + BACKWARD_IN_FLIGHT * graph.largest as f64,
+        optimizer_step: forward + held + ADAM_TEMPORARIES * (largest + TENSOR_OVERHEAD),
+    }
+}
+
+/// Each traced module's output in one forward pass (summed when a module runs more than once).
+fn module_outputs<M: DebugModel>(
+    model: &M,
+    batch: &Batch,
+    size: usize,
+) -> Result<Vec<ModuleActivation>> {
+    /// Room for every frame of the zoo's and typical small models' forward passes.
+    const FRAMES: usize = 4096;
+    let recorder = Recorder::with_capacity(FRAMES);
+    model.forward(&batch.input, true)?;
+    recorder.end_step()?;
+    let mut out: Vec<ModuleActivation> = Vec::new();
+    for f in recorder.frames() {
+        let b = (f.shape.iter().product::<usize>() * size) as f64;
+        match out.iter_mut().find(|m| m.module == f.module) {
+            Some(m) => m.bytes += b,
+            None => out.push(ModuleActivation {
+                module: f.module,
+                kind: f.kind.to_string(),
+                bytes: b,
+            }),
+        }
+    }
+    Ok(out)
+}

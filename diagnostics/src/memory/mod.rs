@@ -1,0 +1,9 @@
+//! Measuring training memory on candle: a counting allocator ([`alloc`]), the bytes candle's
+//! autograd graph keeps ([`graph`]), and the measured run of a few training steps ([`measure`])
+//! that `check memory` judges with `mldebug_memory::judge`.
+
+pub mod alloc;
+pub mod graph;
+pub mod measure;
+
+pub use alloc::CountingAllocator;

@@ -1,0 +1,121 @@
+//! The estimate of each stage against the measurement, on every clean zoo model at three batch
+//! sizes (the model's batch repeated 1, 4 and 16 times) and, for the language model, two
+//! sequence lengths (16 and 8 tokens). Prints the table (`--nocapture`); asserts ±15% on every
+//! stage but the convolutional models' backward, which gets ±20% (measured: 1.15 to 1.18).
+
+use mldebug_diagnostics::memory::measure::{self, BatchLayout, Run};
+use mldebug_diagnostics::zoo::batch_norm::{BnCnn, BnMlp};
+use mldebug_diagnostics::zoo::cnn::{self, Cnn};
+use mldebug_diagnostics::zoo::mlp::{self, Mlp};
+use mldebug_diagnostics::zoo::tiny_gpt::{self, TinyGpt};
+use mldebug_diagnostics::Options;
+
+#[global_allocator]
+static ALLOC: mldebug_diagnostics::memory::CountingAllocator =
+    mldebug_diagnostics::memory::CountingAllocator;
+
+/// The bound held on every stage of every clean model ...
+const BOUND: f64 = 0.15;
+/// ... except the convolutional models' backward: candle's conv2d backward runs convolutions of
+/// its own (an im2col of the layer input for the kernel's gradient) that the in-flight term does
+/// not model; measured 1.15 to 1.18 of the estimate.
+const CONV_BACKWARD_BOUND: f64 = 0.20;
+const STAGES: [&str; 4] = ["load", "forward", "backward", "optimizer step"];
+const COPIES: [usize; 3] = [1, 4, 16];
+
+type Measure = fn(&Options, BatchLayout) -> candle_core::Result<Run>;
+
+fn models() -> Vec<(&'static str, Measure, &'static [Option<usize>])> {
+    vec![
+        ("mlp", measure::measure::<Mlp<mlp::Clean>>, &[None]),
+        ("cnn", measure::measure::<Cnn<cnn::Clean>>, &[None]),
+        (
+            "tiny-gpt",
+            measure::measure::<TinyGpt<tiny_gpt::Clean>>,
+            &[Some(16), Some(8)],
+        ),
+        ("mlp-batchnorm", measure::measure::<BnMlp<true>>, &[None]),
+        (
+            "mlp-batchnorm-no-affine",
+            measure::measure::<BnMlp<false>>,
+            &[None],
+        ),
+        ("cnn-batchnorm", measure::measure::<BnCnn<true>>, &[None]),
+    ]
+}
+
+#[test]
+fn estimates_against_measurements() {
+    let opts = Options::default();
+    let mut rows = vec![format!(
+        "{:<25}{:>6}{:>5}  {}",
+        "model",
+        "batch",
+        "seq",
+        STAGES.map(|s| format!("{s:>30}")).join("")
+    )];
+    let mut outside = Vec::new();
+    let mut doc_rows: Vec<String> = Vec::new();
+    for (name, run, seqs) in models() {
+        for &seq in seqs {
+            let mut ratios = [[0.0; 3]; 4];
+            for (c, copies) in COPIES.into_iter().enumerate() {
+                let r = run(&opts, BatchLayout { copies, seq }).unwrap();
+                let last = r.measurement.steps.len() - 1;
+                let measured = r.measurement.stages(last).unwrap();
+                let estimated = r.estimate.as_array();
+                let mut cells = Vec::new();
+                for (i, stage) in STAGES.iter().enumerate() {
+                    let ratio = measured[i] / estimated[i];
+                    ratios[i][c] = ratio;
+                    cells.push(format!(
+                        "{:>30}",
+                        format!(
+                            "{:.0}/{:.0} KB = {ratio:.2}",
+                            measured[i] / 1e3,
+                            estimated[i] / 1e3
+                        )
+                    ));
+                    let conv_backward = name.starts_with("cnn") && *stage == "backward";
+                    let bound = if conv_backward {
+                        CONV_BACKWARD_BOUND
+                    } else {
+                        BOUND
+                    };
+                    if (ratio - 1.0).abs() > bound {
+                        outside.push(format!("{name} ×{copies} seq {seq:?} {stage}: {ratio:.2}"));
+                    }
+                }
+                let seq_text = seq.map_or("—".to_string(), |s| s.to_string());
+                rows.push(format!(
+                    "{name:<25}{copies:>6}{seq_text:>5}  {}",
+                    cells.join("")
+                ));
+            }
+            let cell = |r: [f64; 3]| r.map(|x| format!("{x:.2}")).join(" / ");
+            doc_rows.push(format!(
+                "| {name} | 1 / 4 / 16 | {} | {} |",
+                seq.map_or("—".to_string(), |s| s.to_string()),
+                ratios.map(cell).join(" | ")
+            ));
+        }
+    }
+    println!(
+        "measured / estimated per stage (step 4):\n{}",
+        rows.join("\n")
+    );
+    println!("outside the bounds: {outside:#?}");
+    println!("refs/memory.md rows:\n{}", doc_rows.join("\n"));
+    assert!(outside.is_empty(), "outside the bounds: {outside:#?}");
+    // refs/memory.md prints this table; its rows must be what this test measures.
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../refs/memory.md"),
+    )
+    .unwrap();
+    for row in &doc_rows {
+        assert!(
+            doc.contains(row.as_str()),
+            "refs/memory.md lacks the measured row\n{row}"
+        );
+    }
+}

@@ -1,0 +1,245 @@
+//! `mldebug memory`: the TinyLlama QLoRA anchor as a person reads it (snapshot) and as a program
+//! reads it (`--json`), the same shape from flags and from config.json, and every kind of bad
+//! input answered with exit 2 and a message that names what is wrong.
+
+use std::process::{Command, Output};
+
+const TINYLLAMA: &str = "crates/memory/tests/fixtures/configs/tinyllama-1.1b.json";
+const ANCHOR: [&str; 10] = [
+    "--method",
+    "qlora",
+    "--lora-r",
+    "16",
+    "--lora-targets",
+    "q_proj,v_proj",
+    "--batch",
+    "1",
+    "--seq",
+    "1200",
+];
+
+fn mldebug(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(["--color", "never"])
+        .args(args)
+        .output()
+        .expect("run mldebug")
+}
+
+fn memory(args: &[&str]) -> Output {
+    let mut all = vec!["memory"];
+    all.extend_from_slice(args);
+    mldebug(&all)
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let mut all = args.to_vec();
+    all.push("--json");
+    let out = memory(&all);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+#[test]
+fn tinyllama_qlora_table() {
+    let mut args = vec!["--config", TINYLLAMA];
+    args.extend_from_slice(&ANCHOR);
+    let out = memory(&args);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    // refs/memory.md shows this output whole, the README its stage table and peak line.
+    let refs = std::fs::read_to_string("refs/memory.md").unwrap();
+    assert!(
+        refs.contains(text.trim_end()),
+        "refs/memory.md lacks the current output"
+    );
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|l| l.starts_with(" stage ")).unwrap();
+    let end = lines.iter().position(|l| l.starts_with("peak ")).unwrap();
+    let readme = std::fs::read_to_string("README.md").unwrap();
+    let block = lines[start..=end].join("\n");
+    assert!(readme.contains(&block), "README.md lacks\n{block}");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn json_has_the_envelope_components_stages_and_targets() {
+    let mut args = vec!["--config", TINYLLAMA, "--gpu", "t4,h100"];
+    args.extend_from_slice(&ANCHOR);
+    let v = json(&args);
+    assert_eq!(v["schema_version"], 1);
+    assert_eq!(v["shape"]["family"], "llama");
+    assert_eq!(v["estimate"]["params"]["total"], 1_100_048_384u64);
+    let keys: Vec<&str> = v["estimate"]["components"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["key"].as_str().unwrap())
+        .collect();
+    for k in [
+        "weights.unquantized",
+        "weights.codes",
+        "weights.constants",
+        "adapters",
+        "gradients",
+        "optimizer",
+        "activations",
+        "logits",
+        "overhead.allocator",
+    ] {
+        assert!(keys.contains(&k), "{k} missing from {keys:?}");
+    }
+    let stages: Vec<&str> = v["estimate"]["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    assert_eq!(stages, ["load", "forward", "backward", "optimizer-step"]);
+    let targets = v["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    assert_eq!(targets[0]["gpu"], "t4");
+    assert!(targets.iter().all(|t| t["fits"] == true));
+}
+
+#[test]
+fn the_same_shape_from_flags_and_from_config_json_gives_the_same_estimate() {
+    let from_config = json(&["--config", TINYLLAMA]);
+    let from_flags = json(&[
+        "--layers",
+        "22",
+        "--hidden",
+        "2048",
+        "--intermediate",
+        "5632",
+        "--heads",
+        "32",
+        "--kv-heads",
+        "4",
+        "--vocab",
+        "32000",
+    ]);
+    assert_eq!(from_config["estimate"], from_flags["estimate"]);
+    let rough = json(&["--params", "7B"]);
+    assert_eq!(
+        rough["estimate"]["params"]["total"].as_u64().unwrap() / 1_000_000_000,
+        7
+    );
+    assert!(rough["assumptions"][0]
+        .as_str()
+        .unwrap()
+        .contains("shape guessed from the parameter count"));
+}
+
+#[test]
+fn a_full_fine_tune_that_does_not_fit_says_so_and_ranks_the_levers() {
+    let v = json(&[
+        "--config", TINYLLAMA, "--gpu", "t4", "--seq", "2048", "--batch", "4",
+    ]);
+    assert_eq!(v["targets"][0]["fits"], false);
+    let levers = v["levers"].as_array().unwrap();
+    let saves: Vec<f64> = levers
+        .iter()
+        .map(|l| l["saves"].as_f64().unwrap())
+        .collect();
+    assert!(saves.windows(2).all(|w| w[0] >= w[1]), "{saves:?}");
+    // Full training of 1.1B parameters: adapters save the most, then checkpointing.
+    assert_eq!(levers[0]["lever"], "LoRA instead of full training");
+    assert_eq!(levers[1]["lever"], "gradient checkpointing");
+}
+
+fn usage_error(args: &[&str]) -> String {
+    let out = memory(args);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?} should be a usage error; stdout: {}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(out.stdout.is_empty());
+    String::from_utf8_lossy(&out.stderr).to_string()
+}
+
+#[test]
+fn bad_input_is_exit_2_with_a_message_that_names_it() {
+    let cases: &[(&[&str], &str)] = &[
+        (&[], "give the model"),
+        (&["--params", "7b"], "expected a count such as 7B"),
+        (
+            &["--params", "7B", "--gpu-memory", "24 GB"],
+            "expected a size such as 24GB",
+        ),
+        (&["--params", "7B", "--gpu-memory=-24GB"], "expected a size"),
+        (&["--params", "7B", "--gpu", "v100"], "unknown GPU `v100`"),
+        (
+            &["--params", "7B", "--batch", "0"],
+            "expected a batch size from 1 to 65536",
+        ),
+        (&["--params", "7B", "--batch", "x"], "is not a whole number"),
+        (&["--params", "7B", "--seq", "1e3"], "is not a whole number"),
+        (
+            &["--params", "7B", "--headroom", "95"],
+            "expected a percentage from 0 to 90",
+        ),
+        (
+            &["--params", "7B", "--optimizer", "adam"],
+            "expected one of adamw, adamw-8bit",
+        ),
+        (&["--params", "7B", "--quant", "nf4"], "--method qlora"),
+        (&["--params", "7B", "--shard", "zero3"], "--gpus 2"),
+        (
+            &[
+                "--params",
+                "7B",
+                "--method",
+                "lora",
+                "--lora-targets",
+                "c_attn",
+            ],
+            "no linear layer of a",
+        ),
+        (
+            &[
+                "--layers", "2", "--hidden", "64", "--heads", "5", "--vocab", "10",
+            ],
+            "must divide --hidden",
+        ),
+        (&["--config", "no/such/config.json"], "no/such/config.json"),
+        (
+            &["--config", TINYLLAMA, "--params", "7B"],
+            "cannot be used with",
+        ),
+    ];
+    for (args, expected) in cases {
+        let err = usage_error(args);
+        assert!(
+            err.contains(expected),
+            "{args:?}: `{expected}` not in {err}"
+        );
+    }
+}
+
+#[test]
+fn a_config_missing_a_field_names_the_file_and_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    std::fs::write(
+        &path,
+        r#"{"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_positions": 128}"#,
+    )
+    .unwrap();
+    let err = usage_error(&["--config", path.to_str().unwrap()]);
+    assert!(
+        err.contains("config.json: field `n_layer`: missing"),
+        "{err}"
+    );
+    // Control characters in a value never reach the terminal raw.
+    std::fs::write(&path, "{\"model_type\": \"x\\u001b[31mred\"}").unwrap();
+    let err = usage_error(&["--config", path.to_str().unwrap()]);
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+}
