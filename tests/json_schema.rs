@@ -88,17 +88,16 @@ fn write_runs(dir: &Path) -> [PathBuf; 3] {
     paths
 }
 
-#[test]
-fn every_command_output_validates_against_the_schema() {
-    let v = validator();
-    let t = tempfile::tempdir().unwrap();
-    let [single, multi, refused] = write_runs(t.path());
+/// Every invocation the contract test runs, with its inputs written under `dir`: each
+/// subcommand, and the variants whose documents differ in shape.
+fn invocations(dir: &Path) -> Vec<Vec<String>> {
+    let [single, multi, refused] = write_runs(dir);
     let (single, multi, refused) = (
         single.to_str().unwrap(),
         multi.to_str().unwrap(),
         refused.to_str().unwrap(),
     );
-    let skill_dir = t.path().join("skills");
+    let skill_dir = dir.join("skills");
     let doctor = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor");
     let doctor_run = |rel: &str| doctor.join(rel).to_string_lossy().into_owned();
     let configs =
@@ -202,9 +201,20 @@ fn every_command_output_validates_against_the_schema() {
         vec!["doctor", &nan_hf],
         vec!["doctor", &healthy, &lr_jump],
     ];
+    runs.into_iter()
+        .map(|r| r.into_iter().map(str::to_string).collect())
+        .collect()
+}
+
+#[test]
+fn every_command_output_validates_against_the_schema() {
+    let v = validator();
+    let t = tempfile::tempdir().unwrap();
+    let runs = invocations(t.path());
     let mut covered = BTreeSet::new();
     for args in &runs {
-        let doc = output(t.path(), args);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let doc = output(t.path(), &args);
         let problems = errors(&v, &doc);
         assert!(problems.is_empty(), "{args:?}:\n{}", problems.join("\n"));
         assert_eq!(doc["command"], args[0], "{args:?}");
