@@ -2,6 +2,10 @@
 //! and PLAYBOOK links, exit codes (`--fail-on`), the SVG plot, bad input (exit 2, file and
 //! place named), and `--watch` on a log that is still being written.
 
+#[path = "../crates/sweep/tests/integration/support.rs"]
+#[allow(dead_code)]
+mod format_writers;
+
 use mldebug_doctor::Symptom;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -154,15 +158,24 @@ fn every_symptom_id_has_a_playbook_row() {
 }
 
 /// A training script writing its log while `doctor --watch --fail-on fail` follows it: the
-/// process reports the NaN and exits 1 once the line is written, not before.
-#[test]
-fn watch_reports_a_finding_as_it_appears_and_fails_on_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("train.log");
-    let mut log = std::fs::File::create(&path).unwrap();
+/// process reports the NaN and exits 1 once the line is written, not before. `line(step)` is a
+/// healthy log line, `nan` the line with the NaN loss at step 21.
+fn watch_until_nan(file: &str, header: &str, line: &dyn Fn(usize) -> String, nan: &str) {
+    let mut healthy = header.to_string();
     for step in 1..=20 {
-        writeln!(log, "step {step} | loss {:.4}", 2.3 - 0.05 * step as f64).unwrap();
+        healthy.push_str(&line(step));
+        healthy.push('\n');
     }
+    watch_until_appended(file, healthy.as_bytes(), format!("{nan}\n").as_bytes());
+}
+
+/// `doctor --watch` on `file` holding `healthy`: still watching after 1.5 s; once `nan` is
+/// appended it reports the NaN at step 21 and exits 1.
+fn watch_until_appended(file: &str, healthy: &[u8], nan: &[u8]) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(file);
+    let mut log = std::fs::File::create(&path).unwrap();
+    log.write_all(healthy).unwrap();
     log.flush().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_mldebug"))
         .args([
@@ -182,9 +195,9 @@ fn watch_reports_a_finding_as_it_appears_and_fails_on_it() {
     std::thread::sleep(Duration::from_millis(1500));
     assert!(
         child.try_wait().unwrap().is_none(),
-        "healthy so far: still watching"
+        "{file}: healthy so far, still watching"
     );
-    writeln!(log, "step 21 | loss nan").unwrap();
+    log.write_all(nan).unwrap();
     log.flush().unwrap();
     let start = Instant::now();
     let status = loop {
@@ -193,15 +206,71 @@ fn watch_reports_a_finding_as_it_appears_and_fails_on_it() {
         }
         assert!(
             start.elapsed() < Duration::from_secs(20),
-            "watch did not stop"
+            "{file}: watch did not stop"
         );
         std::thread::sleep(Duration::from_millis(100));
     };
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(status.code(), Some(1), "{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(status.code(), Some(1), "{file}: {stdout}{stderr}");
     assert!(
-        stdout.contains("fail loss-nonfinite at step 21 (loss)"),
-        "{stdout}"
+        stdout.contains("fail loss-nonfinite at step 21"),
+        "{file}: {stdout}"
+    );
+}
+
+#[test]
+fn watch_reports_a_finding_as_it_appears_and_fails_on_it() {
+    let loss = |step: usize| 2.3 - 0.05 * step as f64;
+    watch_until_nan(
+        "train.log",
+        "",
+        &|step| format!("step {step} | loss {:.4}", loss(step)),
+        "step 21 | loss nan",
+    );
+}
+
+#[test]
+fn watch_follows_a_jsonl_log_too() {
+    let loss = |step: usize| 2.3 - 0.05 * step as f64;
+    watch_until_nan(
+        "metrics.jsonl",
+        "",
+        &|step| format!("{{\"step\": {step}, \"loss\": {:.4}}}", loss(step)),
+        "{\"step\": 21, \"loss\": NaN}",
+    );
+}
+
+#[test]
+fn watch_follows_a_lightning_csv_too() {
+    let loss = |step: usize| 2.3 - 0.05 * step as f64;
+    watch_until_nan(
+        "metrics.csv",
+        "epoch,step,train_loss\n",
+        &|step| format!("0,{step},{:.4}", loss(step)),
+        "0,21,nan",
+    );
+}
+
+#[test]
+fn watch_follows_a_tensorboard_event_file_too() {
+    let points: Vec<(f64, i64, &str, f64)> = (1..=21)
+        .map(|step| {
+            let loss = if step == 21 {
+                f64::NAN
+            } else {
+                2.3 - 0.05 * step as f64
+            };
+            (1_700_000_000.0 + step as f64, step, "train/loss", loss)
+        })
+        .collect();
+    let healthy = format_writers::event_file(&points[..20], format_writers::Encoding::Simple);
+    let all = format_writers::event_file(&points, format_writers::Encoding::Simple);
+    assert!(all.starts_with(&healthy));
+    watch_until_appended(
+        "events.out.tfevents.1700000000.host",
+        &healthy,
+        &all[healthy.len()..],
     );
 }
