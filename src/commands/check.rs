@@ -5,7 +5,7 @@
 use super::zoo;
 use crate::context::Context;
 use crate::harness::DEFAULT_TIMEOUT_S;
-use crate::render::output::{emit, emit_json};
+use crate::render::output::{emit, emit_json, note};
 use crate::render::plot_target::PlotTarget;
 use crate::render::{plot, progress, report as render_report, style::Style};
 use crate::{Error, Exit, Result};
@@ -148,8 +148,8 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
         None => Vec::new(),
     };
     if args.plot.is_some() && plots.is_empty() {
-        eprintln!(
-            "note: nothing to plot; the curves come from the overfit, grad-flow and memory checks"
+        note(
+            "note: nothing to plot; the curves come from the overfit, grad-flow and memory checks",
         );
     }
     if g.json() {
@@ -158,10 +158,7 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
             .map_err(|e| Error::internal(format!("writing the report as JSON: {e}")))?;
         emit_json(&text)?;
         for p in &plots {
-            eprintln!(
-                "wrote {}",
-                crate::render::terminal::safe(&p.display().to_string(), false)
-            );
+            note(&format!("wrote {}", p.display()));
         }
     } else {
         let style = Style::from(g.stdout);

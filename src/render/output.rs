@@ -29,6 +29,14 @@ pub fn emit_json(text: &str) -> Result<()> {
     write_stdout(&out)
 }
 
+/// Write one line to stderr (a note, a warning, a file written), control characters escaped:
+/// the one place commands print outside their result. A closed or full stderr is ignored, as
+/// `eprintln!` would not.
+pub fn note(line: &str) {
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "{}", super::terminal::safe(line, false));
+}
+
 fn write_stdout(text: &str) -> Result<()> {
     let mut out = std::io::stdout().lock();
     match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {

@@ -8,7 +8,7 @@ use super::Args;
 use crate::context::Context;
 use crate::doctor::read::{self, Run};
 use crate::doctor::report::link;
-use crate::render::output::{emit, emit_json};
+use crate::render::output::{emit, emit_json, note};
 use crate::render::{doctor as render, style::Style};
 use crate::{Error, Exit, Result};
 use mldebug_doctor::watch::{cap, Reported};
@@ -105,7 +105,7 @@ pub fn run(args: &Args, g: &Context) -> Result<Exit> {
         }
         if let Some(t) = args.idle_timeout {
             if last_change.elapsed().as_secs_f64() >= t {
-                eprintln!("doctor: no change for {t} s; stopped watching");
+                note(&format!("doctor: no change for {t} s; stopped watching"));
                 let level = fail_at.unwrap_or(Severity::Fail);
                 return Ok(if worst.is_some_and(|w| w >= level) {
                     Exit::Failed
@@ -149,7 +149,7 @@ fn poll(s: &mut Source) -> Result<bool> {
                 if let Some((msg, polls)) = failing {
                     *polls += 1;
                     if *polls == ERROR_GRACE_POLLS {
-                        eprintln!("error: {}", crate::render::terminal::safe(msg, false));
+                        note(&format!("error: {msg}"));
                     }
                 }
                 return Ok(false);
