@@ -244,3 +244,54 @@ fn a_config_missing_a_field_names_the_file_and_the_field() {
     let err = usage_error(&["--config", path.to_str().unwrap()]);
     assert!(!err.contains('\u{1b}'), "{err:?}");
 }
+
+/// `--model zoo::<name>`: the candle model's own counts and stage estimate, every zoo model.
+#[test]
+fn a_zoo_model_is_counted_and_estimated_from_its_own_graph() {
+    for m in mldebug_diagnostics::zoo::all() {
+        let model = format!("zoo::{}", m.name);
+        let v = json(&["--model", &model]);
+        assert_eq!(v["model"], model.as_str());
+        let e = &v["estimate"];
+        let (values, trainable) = (
+            e["values"].as_u64().unwrap(),
+            e["trainable"].as_u64().unwrap(),
+        );
+        assert!(trainable > 0 && trainable <= values, "{model}: {e}");
+        let stage = |s: &str| e["estimate"][s].as_f64().unwrap();
+        // Weights are alive from load on; forward adds the graph, backward the gradients.
+        assert!(stage("load") >= 4.0 * values as f64, "{model}: {e}");
+        assert!(stage("load") < stage("forward"), "{model}: {e}");
+        assert!(stage("forward") < stage("backward"), "{model}: {e}");
+        assert!(stage("forward") < stage("optimizer_step"), "{model}: {e}");
+    }
+}
+
+#[test]
+fn batch_norm_statistics_are_counted_but_not_trained() {
+    let e = &json(&["--model", "zoo::mlp-batchnorm"])["estimate"];
+    let (values, trainable) = (
+        e["values"].as_u64().unwrap(),
+        e["trainable"].as_u64().unwrap(),
+    );
+    // Two batch norms of HIDDEN features, each with a running mean and a running variance.
+    let buffers = 2 * 2 * mldebug_diagnostics::zoo::mlp::HIDDEN as u64;
+    assert_eq!(values - trainable, buffers, "{e}");
+    let plain = &json(&["--model", "zoo::mlp"])["estimate"];
+    assert_eq!(plain["values"], plain["trainable"]);
+}
+
+#[test]
+fn a_model_outside_the_zoo_is_a_usage_error_naming_check_memory() {
+    for model in ["crate::Net", "zoo::no-such-model"] {
+        let out = memory(&["--model", model]);
+        assert_eq!(out.status.code(), Some(2), "{model}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(model), "{err}");
+    }
+    let err = String::from_utf8_lossy(&memory(&["--model", "crate::Net"]).stderr).into_owned();
+    assert!(
+        err.contains("mldebug check memory --model crate::Net"),
+        "{err}"
+    );
+}

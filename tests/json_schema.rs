@@ -169,6 +169,7 @@ fn invocations(dir: &Path) -> Vec<Vec<String>> {
             "t4",
         ],
         vec!["memory", "--config", &gpt2],
+        vec!["memory", "--model", "zoo::tiny-gpt"],
         vec![
             "memory",
             "--params",

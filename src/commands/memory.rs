@@ -12,20 +12,25 @@ use crate::render::output::{emit, emit_json};
 use crate::render::{json, memory as render_memory, style::Style};
 use crate::{Error, Exit, Result};
 use mldebug_memory::architecture::{guess_shape, Shape};
-use mldebug_memory::estimate::{estimate, Estimate};
-use mldebug_memory::fit::{self, Gpu, Lever, TargetFit, DEFAULT_HEADROOM, MAX_BATCH, MAX_SEQ};
+use mldebug_memory::estimate::estimate;
+use mldebug_memory::fit::{self, Gpu, DEFAULT_HEADROOM, MAX_BATCH, MAX_SEQ};
+use mldebug_memory::report::{MemoryReport, ModelMemory};
 use mldebug_memory::setup::{
     Attention, Method, Optimizer, Precision, Quant, Setup, Shard, Targets,
 };
 use mldebug_memory::{config, units};
-use serde::Serialize;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// An HF config.json (llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, gpt2, gpt_neox, bert).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["params", "layers"])]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["params", "layers", "model"])]
     pub config: Option<PathBuf>,
+    /// A built-in candle model (`zoo::<name>`): its real parameters counted and each stage
+    /// estimated from its own autograd graph on its own batch, as `check memory` trains it
+    /// (fp32, AdamW); `check memory` measures the same model beside this estimate.
+    #[arg(long, value_name = "zoo::NAME", conflicts_with_all = ["params", "layers"])]
+    pub model: Option<String>,
     /// A parameter count (7B, 1.1B, 350M) for a rough answer: the activations then come from a
     /// guessed llama-style shape.
     #[arg(long, value_name = "COUNT", value_parser = units::parse_count, conflicts_with = "layers")]
@@ -139,23 +144,10 @@ pub struct TargetArgs {
     pub headroom: u64,
 }
 
-/// Everything `mldebug memory` prints, as `--json` writes it.
-#[derive(Debug, Serialize)]
-pub struct MemoryReport {
-    /// Where the shape came from: the config file, `flags`, or `--params`.
-    pub source: String,
-    pub shape: Shape,
-    pub setup: Setup,
-    pub estimate: Estimate,
-    /// Share of each GPU kept free.
-    pub headroom: f64,
-    pub targets: Vec<TargetFit>,
-    pub levers: Vec<Lever>,
-    /// What the arithmetic assumes, in words.
-    pub assumptions: Vec<String>,
-}
-
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
+    if let Some(model) = &args.model {
+        return run_model(model, g);
+    }
     let (source, shape, guessed) = read_shape(&args)?;
     let setup = setup(&args.training)?;
     let estimate = estimate(&shape, &setup).map_err(Error::usage)?;
@@ -248,4 +240,33 @@ fn gpus(t: &TargetArgs) -> Result<Vec<Gpu>> {
             .map(|name| fit::gpu(name.trim()).map_err(|e| Error::usage(format!("--gpu: {e}"))))
             .collect(),
     }
+}
+
+/// `--model zoo::<name>`: the candle model's own estimate.
+fn run_model(model: &str, g: &Context) -> Result<Exit> {
+    let Some(name) = model.strip_prefix("zoo::") else {
+        return Err(Error::usage(format!(
+            "--model {model}: only built-in models (zoo::<name>, see `mldebug zoo`) for now; \
+             `mldebug check memory --model crate::Net` measures your own model and prints this \
+             estimate beside the measurement"
+        )));
+    };
+    let zoo_model = super::zoo::lookup(name)?;
+    let opts = mldebug_diagnostics::Options {
+        model_label: model.to_string(),
+        ..mldebug_diagnostics::Options::default()
+    };
+    let estimate = (zoo_model.estimate)(&opts, Default::default())
+        .map_err(|e| Error::internal(format!("{model}: estimating its memory: {e}")))?;
+    let report = ModelMemory {
+        model: model.to_string(),
+        estimate,
+    };
+    if g.json() {
+        emit_json(&json::to_string("memory", &report)?)?;
+    } else {
+        let style = Style::from(g.stdout);
+        emit(&render_memory::render_model(&report, &style), style.colour)?;
+    }
+    Ok(Exit::Ok)
 }

@@ -1,9 +1,9 @@
 //! The `mldebug memory` report: the components, the stage peaks, each GPU target, the levers.
 
 use super::style::Style;
-use crate::commands::memory::MemoryReport;
 use comfy_table::Cell;
 use mldebug_diagnostics::Status;
+use mldebug_memory::report::{MemoryReport, ModelMemory};
 use mldebug_memory::units::{gpu_memory, human_bytes, human_count};
 
 pub fn render(r: &MemoryReport, style: &Style) -> String {
@@ -32,6 +32,49 @@ pub fn render(r: &MemoryReport, style: &Style) -> String {
     for a in &r.assumptions {
         out.push_str(&format!("  - {a}\n"));
     }
+    out
+}
+
+/// `--model zoo::<name>`: the counts, the estimate of each stage, the largest layer outputs.
+pub fn render_model(r: &ModelMemory, style: &Style) -> String {
+    let e = &r.estimate;
+    let mut out = format!(
+        "{}: {} values ({} trainable), {} bytes each; batch {}\n\n",
+        r.model,
+        human_count(e.values),
+        human_count(e.trainable),
+        e.value_bytes,
+        e.batch
+    );
+    let mut table = style.table();
+    table.set_header(["stage", "estimated peak"]);
+    let s = &e.estimate;
+    for (stage, bytes) in [
+        ("load", s.load),
+        ("forward", s.forward),
+        ("backward", s.backward),
+        ("optimizer step", s.optimizer_step),
+    ] {
+        table.add_row(vec![Cell::new(stage), Cell::new(human_bytes(bytes))]);
+    }
+    out.push_str(&table.trim_fmt());
+    if !e.modules.is_empty() {
+        out.push_str("\n\nlargest layer outputs (one forward pass):\n");
+        for m in e.modules.iter().take(5) {
+            out.push_str(&format!(
+                "  {:<24} {:<10} {}\n",
+                m.module,
+                m.kind,
+                human_bytes(m.bytes)
+            ));
+        }
+    } else {
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "\nfrom the model's own autograd graph, AdamW in fp32; measure it: mldebug check memory --model {}\n",
+        r.model
+    ));
     out
 }
 

@@ -8,7 +8,8 @@
 //! - [`weights`], [`optimizer`], [`activations`]: bytes per component (activations after
 //!   Korthikanti et al. 2022).
 //! - [`estimate`]: components and the peak of each stage; [`describe`]: the words for each.
-//! - [`fit`]: GPU targets, what fits, the largest batch and context, the levers.
+//! - [`fit`]: GPU targets, what fits, the largest batch and context, the levers; [`report`]:
+//!   all of it together, as `mldebug memory` prints it.
 //! - [`measured`]: measured memory per stage and step, framework-neutral; [`judge`]: its
 //!   verdict (leak, avoidable intermediate, second-batch spike).
 //! - [`units`]: strict parsing of `24GB` and `7B`, bytes for people.
@@ -22,6 +23,7 @@ pub mod fit;
 pub mod judge;
 pub mod measured;
 pub mod optimizer;
+pub mod report;
 pub mod setup;
 pub mod units;
 pub mod weights;

@@ -63,6 +63,23 @@ pub struct StageEstimate {
     pub optimizer_step: f64,
 }
 
+/// What `mldebug memory --model` reports for a candle model: its real parameter counts and
+/// the estimate of each stage, from the model's own autograd graph, without measuring.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelEstimate {
+    /// Every value in the model's variables (parameters and buffers).
+    pub values: u64,
+    /// The values of the parameters the optimizer trains (buffers left out).
+    pub trainable: u64,
+    /// Bytes of one value (the dtype the checks build the model in).
+    pub value_bytes: usize,
+    /// The batch the estimate is for, as `input [dims] → targets [dims]`.
+    pub batch: String,
+    pub estimate: StageEstimate,
+    /// The traced layers' outputs of one forward pass, largest first.
+    pub modules: Vec<ModuleActivation>,
+}
+
 impl Measurement {
     /// The measured stages of step `i` (0-based) as `[load, forward, backward, optimizer step]`.
     pub fn stages(&self, i: usize) -> Option<[f64; 4]> {

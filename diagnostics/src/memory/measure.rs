@@ -20,7 +20,9 @@ use crate::model::{Batch, DebugModel, Task};
 use crate::options::Options;
 use crate::trace::Recorder;
 use candle_core::{Result, Tensor, Var};
-use mldebug_memory::measured::{Measurement, ModuleActivation, StageEstimate, StepMemory};
+use mldebug_memory::measured::{
+    Measurement, ModelEstimate, ModuleActivation, StageEstimate, StepMemory,
+};
 
 /// Training steps measured: enough to see step 2 against step 1 and growth over steps 2 to 4.
 pub const STEPS: usize = 4;
@@ -160,6 +162,36 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
         },
         estimate,
         graph,
+    })
+}
+
+/// The estimate of each stage for fresh `M` on its own batch (resized by `layout`), from one
+/// forward pass: no training step, no counting allocator needed.
+pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<ModelEstimate> {
+    let (params, vb) = seeded_var_builder(opts.seed, opts.dtype, &opts.device);
+    let model = M::build(vb)?;
+    let batch = resize(M::batch(&opts.device, opts.seed)?, layout, M::task())?;
+    let vars = buffers::split(&model, &params, &batch)?.param_vars();
+    let graph = {
+        let output = model.forward(&batch.input, true)?;
+        inventory(&model.loss(&output, &batch.targets)?)
+    };
+    let mut modules = module_outputs(&model, &batch, opts.dtype.size_in_bytes())?;
+    let kept_by_grads: f64 = modules.iter().map(|m| m.bytes).sum();
+    let all = params.vars();
+    let count = |vs: &[Var]| vs.iter().map(|v| v.elem_count() as u64).sum::<u64>();
+    modules.sort_by(|a, b| b.bytes.total_cmp(&a.bytes));
+    Ok(ModelEstimate {
+        values: count(&all),
+        trainable: count(&vars),
+        value_bytes: opts.dtype.size_in_bytes(),
+        batch: format!(
+            "input {:?} → targets {:?}",
+            batch.input.dims(),
+            batch.targets.dims()
+        ),
+        estimate: stage_estimate(&all, &vars, &batch, &graph, kept_by_grads),
+        modules,
     })
 }
 

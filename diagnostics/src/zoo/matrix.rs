@@ -159,6 +159,13 @@ mod tests {
         }
     }
 
+    fn never_estimate(
+        _: &Options,
+        _: crate::memory::measure::BatchLayout,
+    ) -> candle_core::Result<mldebug_memory::measured::ModelEstimate> {
+        unreachable!("the matrix is built from reports, not by estimating models")
+    }
+
     fn never_run(_: &[CheckId], _: &Options) -> Report {
         unreachable!("the matrix is built from reports, not by running models")
     }
@@ -170,6 +177,7 @@ mod tests {
         breaks: "",
         fails: &[],
         run: never_run,
+        estimate: never_estimate,
     };
     const TWIN: ZooModel = ZooModel {
         name: "twin",
@@ -178,6 +186,7 @@ mod tests {
         breaks: "a bug",
         fails: &[CheckId::GradFlow],
         run: never_run,
+        estimate: never_estimate,
     };
 
     #[test]

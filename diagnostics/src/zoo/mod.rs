@@ -22,10 +22,13 @@ pub mod tiny_gpt;
 pub mod tiny_gpt_twins;
 
 use crate::checks::run_checks;
+use crate::memory::measure::{estimate_only, BatchLayout};
+use crate::model::DebugModel;
 use crate::options::Options;
 use crate::report::{CheckId, Report};
 use batch_norm::{BnCnn, BnMlp};
 use cnn::Cnn;
+use mldebug_memory::measured::ModelEstimate;
 use mlp::Mlp;
 use tiny_gpt::TinyGpt;
 
@@ -43,27 +46,33 @@ pub struct ZooModel {
     pub fails: &'static [CheckId],
     /// Runs checks on fresh parameters of the model.
     pub run: fn(&[CheckId], &Options) -> Report,
+    /// The memory estimate of fresh parameters on the model's batch, without measuring
+    /// (`mldebug memory --model zoo::<name>`).
+    pub estimate: Estimator,
 }
+
+/// [`ZooModel::estimate`]'s type.
+pub type Estimator = fn(&Options, BatchLayout) -> candle_core::Result<ModelEstimate>;
 
 use CheckId::*;
 
-const fn clean(name: &'static str, run: fn(&[CheckId], &Options) -> Report) -> ZooModel {
+const fn clean<M: DebugModel>(name: &'static str) -> ZooModel {
     ZooModel {
         name,
         clean: true,
         twin_of: None,
         breaks: "",
         fails: &[],
-        run,
+        run: run_checks::<M>,
+        estimate: estimate_only::<M>,
     }
 }
 
-const fn twin(
+const fn twin<M: DebugModel>(
     name: &'static str,
     of: &'static str,
     breaks: &'static str,
     fails: &'static [CheckId],
-    run: fn(&[CheckId], &Options) -> Report,
 ) -> ZooModel {
     ZooModel {
         name,
@@ -71,143 +80,126 @@ const fn twin(
         twin_of: Some(of),
         breaks,
         fails,
-        run,
+        run: run_checks::<M>,
+        estimate: estimate_only::<M>,
     }
 }
 
 static ZOO: &[ZooModel] = &[
-    clean("mlp", run_checks::<Mlp<mlp::Clean>>),
-    clean("cnn", run_checks::<Cnn<cnn::Clean>>),
-    clean("tiny-gpt", run_checks::<TinyGpt<tiny_gpt::Clean>>),
-    clean("mlp-batchnorm", run_checks::<BnMlp<true>>),
-    clean("mlp-batchnorm-no-affine", run_checks::<BnMlp<false>>),
-    clean("cnn-batchnorm", run_checks::<BnCnn<true>>),
-    twin(
+    clean::<Mlp<mlp::Clean>>("mlp"),
+    clean::<Cnn<cnn::Clean>>("cnn"),
+    clean::<TinyGpt<tiny_gpt::Clean>>("tiny-gpt"),
+    clean::<BnMlp<true>>("mlp-batchnorm"),
+    clean::<BnMlp<false>>("mlp-batchnorm-no-affine"),
+    clean::<BnCnn<true>>("cnn-batchnorm"),
+    twin::<Cnn<cnn::Unnormalised>>(
         "cnn-unnormalised",
         "cnn",
         "images go in as raw 0-255 pixel values instead of standardised ones",
         &[InitLoss],
-        run_checks::<Cnn<cnn::Unnormalised>>,
     ),
-    twin(
+    twin::<Mlp<mlp_twins::LossSign>>(
         "mlp-loss-sign",
         "mlp",
         "the loss is negated, so training pushes the right answers' probability down",
         &[InitLoss, Overfit],
-        run_checks::<Mlp<mlp_twins::LossSign>>,
     ),
-    twin(
+    twin::<Mlp<mlp_twins::SoftmaxBeforeCe>>(
         "mlp-softmax-ce",
         "mlp",
         "forward returns softmax probabilities and the cross-entropy applies its own softmax on top",
         &[Overfit],
-        run_checks::<Mlp<mlp_twins::SoftmaxBeforeCe>>,
     ),
-    twin(
+    twin::<Mlp<mlp_twins::SoftmaxBatchAxis>>(
         "mlp-softmax-batch-axis",
         "mlp",
         "the output log-softmax runs over the batch axis, mixing examples",
         &[BatchLeak],
-        run_checks::<Mlp<mlp_twins::SoftmaxBatchAxis>>,
     ),
-    twin(
+    twin::<Mlp<mlp_twins::SumReduction>>(
         "mlp-sum-reduction",
         "mlp",
         "the loss sums the per-example cross-entropies instead of averaging them",
         &[InitLoss],
-        run_checks::<Mlp<mlp_twins::SumReduction>>,
     ),
-    twin(
+    twin::<Mlp<mlp_twins::ZeroInit>>(
         "mlp-zero-init",
         "mlp",
         "every hidden weight and bias starts at zero",
         &[GradFlow, Overfit],
-        run_checks::<Mlp<mlp_twins::ZeroInit>>,
     ),
-    twin(
+    twin::<Mlp<mlp_twins::DeepSigmoid>>(
         "mlp-deep-sigmoid",
         "mlp",
         "ten sigmoid layers: the first layers' gradients vanish",
         &[GradFlow, Overfit],
-        run_checks::<Mlp<mlp_twins::DeepSigmoid>>,
     ),
-    twin(
+    twin::<Mlp<mlp_twins::Detached>>(
         "mlp-detached",
         "mlp",
         "the first layer's weight is used through a detached copy, so it never learns",
         &[GradFlow],
-        run_checks::<Mlp<mlp_twins::Detached>>,
     ),
-    twin(
+    twin::<Mlp<mlp_twins::Imbalanced>>(
         "mlp-imbalanced",
         "mlp",
         "class 0 outnumbers every other class 101:1",
         &[ClassBalance],
-        run_checks::<Mlp<mlp_twins::Imbalanced>>,
     ),
-    twin(
+    twin::<TinyGpt<tiny_gpt_twins::FusedNorm>>(
         "tiny-gpt-fused-norm",
         "tiny-gpt",
         "RmsNorm runs candle's fused kernel, which has no backward",
         &[GradFlow, Overfit],
-        run_checks::<TinyGpt<tiny_gpt_twins::FusedNorm>>,
     ),
-    twin(
+    twin::<TinyGpt<tiny_gpt_twins::NoCausalMask>>(
         "tiny-gpt-no-causal-mask",
         "tiny-gpt",
         "attention has no causal mask: each position sees the tokens after it",
         &[BatchLeak],
-        run_checks::<TinyGpt<tiny_gpt_twins::NoCausalMask>>,
     ),
-    twin(
+    twin::<TinyGpt<tiny_gpt_twins::MaskTimesInf>>(
         "tiny-gpt-mask-times-inf",
         "tiny-gpt",
         "the causal mask is built as (1 above the diagonal) x -inf, and 0 x -inf is NaN",
         &[InitLoss, GradFlow, NanTrace, Overfit],
-        run_checks::<TinyGpt<tiny_gpt_twins::MaskTimesInf>>,
     ),
-    twin(
+    twin::<TinyGpt<tiny_gpt_twins::LrX100>>(
         "tiny-gpt-lr-x100",
         "tiny-gpt",
         "projection weights stored 100x smaller and scaled back up in forward: every AdamW step is 100x too large (learning rate x100)",
         &[Overfit],
-        run_checks::<TinyGpt<tiny_gpt_twins::LrX100>>,
     ),
-    twin(
+    twin::<TinyGpt<tiny_gpt_twins::PadLabelledZero>>(
         "tiny-gpt-pad-zero",
         "tiny-gpt",
         "padding positions are labelled 0 (the pad token) instead of -100",
         &[LabelMask],
-        run_checks::<TinyGpt<tiny_gpt_twins::PadLabelledZero>>,
     ),
-    twin(
+    twin::<TinyGpt<tiny_gpt_twins::AllMaskedZeroOverZero>>(
         "tiny-gpt-all-masked",
         "tiny-gpt",
         "every target is -100 and the loss divides by the count of kept targets: 0/0",
         &[InitLoss, LabelMask, GradFlow, NanTrace, Overfit],
-        run_checks::<TinyGpt<tiny_gpt_twins::AllMaskedZeroOverZero>>,
     ),
-    twin(
+    twin::<TinyGpt<tiny_gpt_twins::ActivationCache>>(
         "tiny-gpt-activation-cache",
         "tiny-gpt",
         "forward keeps its last hidden states in a list on the model, each still attached to its graph: memory rises every step",
         &[Memory],
-        run_checks::<TinyGpt<tiny_gpt_twins::ActivationCache>>,
     ),
-    twin(
+    twin::<TinyGpt<tiny_gpt_twins::BroadcastLinear>>(
         "tiny-gpt-broadcast-linear",
         "tiny-gpt",
         "the MLP's up projection broadcasts and sums instead of a matmul: a [N, T, MLP, DIM] intermediate 32x its output",
         &[Memory],
-        run_checks::<TinyGpt<tiny_gpt_twins::BroadcastLinear>>,
     ),
     #[cfg(feature = "llama")]
-    twin(
+    twin::<llama_candle::LlamaCandle>(
         "llama-candle",
         "tiny-gpt",
         "candle-transformers' Llama: fused RmsNorm, softmax and rope leave 20 of 21 parameters without a gradient",
         &[GradFlow],
-        run_checks::<llama_candle::LlamaCandle>,
     ),
 ];
 
