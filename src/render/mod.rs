@@ -4,7 +4,7 @@
 //! - [`report`], [`matrix`], [`zoo`], [`plot`], [`sparkline`], [`progress`]: `check`, `demo`, `zoo`.
 //! - [`sweep_report`]: the `sweep-compare` report as format-neutral blocks;
 //!   [`sweep_table`] (terminal), [`sweep_markdown`] and [`sweep_plot`] (SVG) draw it.
-//! - [`quotes`], [`table`], [`text`], [`paint`]: the knowledge commands (quote, show, search,
+//! - [`quotes`], [`table`], [`text`], [`paint`], [`show`]: the knowledge commands (quote, show, search,
 //!   triage, list).
 //! - [`doctor`] (terminal) and [`doctor_plot`] (SVG): the `doctor` report.
 //! - [`memory`]: the `mldebug memory` estimate.
@@ -24,6 +24,7 @@ pub mod plot_target;
 pub mod progress;
 pub mod quotes;
 pub mod report;
+pub mod show;
 pub mod sparkline;
 pub mod style;
 pub mod sweep_markdown;
