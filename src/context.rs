@@ -33,14 +33,6 @@ impl Stream {
         };
         Stream { colour, terminal }
     }
-
-    /// No colour, not a terminal: what tests and pipes get.
-    pub fn plain() -> Stream {
-        Stream {
-            colour: false,
-            terminal: false,
-        }
-    }
 }
 
 /// The output format a command writes on stdout.
@@ -69,16 +61,6 @@ impl Context {
             stdout: Stream::decide(color, std::io::stdout().is_terminal(), no_color),
             stderr: Stream::decide(color, std::io::stderr().is_terminal(), no_color),
             catalog,
-        }
-    }
-
-    /// Plain human output, embedded catalog: the context of tests that render to a string.
-    pub fn plain() -> Context {
-        Context {
-            format: Format::Human,
-            stdout: Stream::plain(),
-            stderr: Stream::plain(),
-            catalog: None,
         }
     }
 

@@ -147,7 +147,12 @@ impl Test {
         }
     }
 
-    /// What n counts: pairs, or runs in the smaller arm.
+    /// What n counts, in the plural: pairs, or runs in the smaller arm.
+    fn units(self) -> &'static str {
+        self.unit(2)
+    }
+
+    /// What n counts, singular for 1: pairs, or runs in the smaller arm.
     fn unit(self, n: usize) -> &'static str {
         match (self, n) {
             (Test::Paired, 1) => "paired seed",
@@ -184,6 +189,17 @@ pub struct Evidence {
     pub ignoring_pairing_p: Option<f64>,
     /// The p-values are Holm-adjusted across tasks.
     pub holm_adjusted: bool,
+}
+
+impl Evidence {
+    /// "Holm-adjusted " before a test's name when the p-values are, else nothing.
+    fn adjusted(&self) -> &'static str {
+        if self.holm_adjusted {
+            "Holm-adjusted "
+        } else {
+            ""
+        }
+    }
 }
 
 /// The smallest number of pairs (paired) or runs per arm (unpaired) at which the exact test can
@@ -329,11 +345,7 @@ pub fn rule(e: &Evidence) -> Decision {
 /// The words of a decision, with the numbers it rests on.
 pub fn words(decision: Decision, e: &Evidence) -> String {
     let d = format!("Δ = {} {}", signed(e.delta), interval(e.ci.0, e.ci.1));
-    let adj = if e.holm_adjusted {
-        "Holm-adjusted "
-    } else {
-        ""
-    };
+    let adj = e.adjusted();
     let primary = format!("{adj}{} {}", e.test.primary(), p_eq(e.primary_p));
     match decision {
         Decision::Equivalent(t) => format!(
@@ -361,7 +373,7 @@ pub fn words(decision: Decision, e: &Evidence) -> String {
                 Some(n) => format!(
                     "detecting Δ = {} with 80% power needs about {n} {}",
                     signed(e.delta),
-                    e.test.unit(2)
+                    e.test.units()
                 ),
                 None => "the observed Δ is zero, so no number of seeds would detect it".to_string(),
             };
@@ -399,18 +411,15 @@ fn likely_words(
     };
     let mut reason = if strong {
         format!(
-            "the {primary_is} is significant ({p}){wins}, but ",
-            primary_is = primary_name(e),
-            p = p_eq(e.primary_p)
+            "the {}{} is significant ({}){wins}, but ",
+            e.adjusted(),
+            e.test.primary(),
+            p_eq(e.primary_p)
         )
     } else {
         format!("{d} leans to {win}: {primary}{wins}; suggestive, not established, and ")
     };
-    let adj = if e.holm_adjusted {
-        "Holm-adjusted "
-    } else {
-        ""
-    };
+    let adj = e.adjusted();
     match short {
         Short::Unreachable { need, min } => {
             let more = need.saturating_sub(e.n);
@@ -418,7 +427,7 @@ fn likely_words(
                 "with {} {} no exact test can reach p<{} two-sided. {more} more {} (n={need} → \
                  min p={}) would make {win} BETTER reachable.",
                 e.n,
-                e.test.unit(2),
+                e.test.units(),
                 num(e.alpha),
                 e.test.unit(more),
                 crate::numbers::pval(min),
@@ -442,7 +451,7 @@ fn likely_words(
     if let Some(n) = e.seeds_for_observed {
         reason.push_str(&format!(
             " Seeds for 80% power at this Δ: {n} {}.",
-            e.test.unit(2)
+            e.test.units()
         ));
     }
     let primary_ok = e.primary_p < e.alpha;
@@ -453,14 +462,4 @@ fn likely_words(
         ));
     }
     reason
-}
-
-/// "Holm-adjusted paired t-test" or "paired t-test".
-fn primary_name(e: &Evidence) -> String {
-    let adj = if e.holm_adjusted {
-        "Holm-adjusted "
-    } else {
-        ""
-    };
-    format!("{adj}{}", e.test.primary())
 }
