@@ -237,6 +237,28 @@ fn every_command_output_validates_against_the_schema() {
     assert_eq!(covered, subcommands, "the commands this test runs");
 }
 
+/// `doctor --watch --json` writes one document per line as findings appear; each validates.
+#[test]
+fn doctor_watch_events_validate_line_by_line() {
+    let v = validator();
+    let log = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/doctor/torch/nan-batch");
+    let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(["doctor", "--watch", "--json", "--idle-timeout", "1"])
+        .arg(&log)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "a fail finding: exit 1");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(!lines.is_empty(), "no events");
+    for line in lines {
+        let doc: Value = serde_json::from_str(line).expect("one JSON document per line");
+        let problems = errors(&v, &doc);
+        assert!(problems.is_empty(), "{line}:\n{}", problems.join("\n"));
+        assert_eq!(doc["command"], "doctor");
+    }
+}
+
 #[test]
 fn the_schema_rejects_documents_outside_the_contract() {
     let v = validator();

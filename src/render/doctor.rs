@@ -185,13 +185,6 @@ pub fn watch_json(run: &str, f: &Finding, playbook: Option<&PlaybookLink>) -> Re
         finding: f,
         playbook,
     };
-    let doc = mldebug_report::envelope::Envelope {
-        schema_version: super::json::SCHEMA_VERSION,
-        command: "doctor",
-        payload: &body,
-    };
-    let mut s =
-        serde_json::to_string(&doc).map_err(|e| Error::internal(format!("writing JSON: {e}")))?;
-    s.push('\n');
-    Ok(s)
+    mldebug_report::envelope::to_json_line("doctor", &body)
+        .map_err(|e| Error::internal(format!("writing JSON: {e}")))
 }

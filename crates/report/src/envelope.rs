@@ -42,6 +42,17 @@ pub fn to_json<T: Serialize>(command: &str, payload: &T) -> Result<String, serde
     Ok(text)
 }
 
+/// The document on one line, with a final newline: one event of a stream (`doctor --watch`).
+pub fn to_json_line<T: Serialize>(command: &str, payload: &T) -> Result<String, serde_json::Error> {
+    let mut text = serde_json::to_string(&Envelope {
+        schema_version: SCHEMA_VERSION,
+        command,
+        payload,
+    })?;
+    text.push('\n');
+    Ok(text)
+}
+
 /// Read a document written by [`to_json`] for `command`: the version and the command must match.
 pub fn from_json<T: DeserializeOwned>(command: &str, text: &str) -> Result<T, String> {
     let mut value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
