@@ -810,28 +810,24 @@ def check_label_mask(run):
 
 
 def graph_depths(loss):
-    """{id(parameter): rank}: parameters in the loss's autograd graph, 0 = closest to the loss
-    (a topological order from the loss, as candle's sorted_nodes)."""
+    """{id(parameter): rank}: parameters in the loss's autograd graph ranked by their distance
+    from the loss (breadth-first, fewest backward nodes first; ties in discovery order),
+    0 = closest to the loss."""
     root = loss.grad_fn
     if root is None:
         return {}
-    # Iterative DFS post-order, reversed: every node comes before the nodes it feeds from.
-    order, seen, stack = [], {root}, [(root, False)]
-    while stack:
-        node, done = stack.pop()
-        if done:
-            order.append(node)
-            continue
-        stack.append((node, True))
-        for child, _ in getattr(node, "next_functions", ()):
-            if child is not None and child not in seen:
-                seen.add(child)
-                stack.append((child, False))
-    depths = {}
-    for node in reversed(order):
-        var = getattr(node, "variable", None)
-        if var is not None and id(var) not in depths:
-            depths[id(var)] = len(depths)
+    depths, seen, frontier = {}, {root}, [root]
+    while frontier:
+        following = []
+        for node in frontier:
+            var = getattr(node, "variable", None)
+            if var is not None and id(var) not in depths:
+                depths[id(var)] = len(depths)
+            for child, _ in getattr(node, "next_functions", ()):
+                if child is not None and child not in seen:
+                    seen.add(child)
+                    following.append(child)
+        frontier = following
     return depths
 
 
@@ -1128,14 +1124,14 @@ def module_outputs(model, inputs):
 
 
 class CpuMemoryTimeline:
-    """Live bytes of the CPU allocator over time, from the profiler's memory events
-    (profile_memory=True): every tensor storage allocated and freed, exactly, timestamped."""
+    """Tensor storages over a few training steps, from the profiler's memory events
+    (profile_memory=True): every storage the CPU allocator hands out or takes back,
+    timestamped, between named marks."""
 
     def __init__(self):
         from torch.profiler import ProfilerActivity, profile
 
         self.profile = profile(activities=[ProfilerActivity.CPU], profile_memory=True)
-        self.marks = {}
 
     def __enter__(self):
         self.profile.__enter__()
@@ -1145,14 +1141,14 @@ class CpuMemoryTimeline:
         return self.profile.__exit__(*exc)
 
     def mark(self, name):
-        # A zero-length range: its start is the moment.
+        """A moment: a zero-length profiler range (its start is the moment)."""
         from torch.profiler import record_function
 
         with record_function("mldebug:" + name):
             pass
 
     def read(self):
-        """(events sorted by time [(t, bytes)], {mark: time})."""
+        """The Levels of the run."""
         events = self.profile.profiler.kineto_results.events()
         mem, marks = [], {}
         for e in events:
@@ -1163,11 +1159,11 @@ class CpuMemoryTimeline:
             elif name.startswith("mldebug:"):
                 marks[name[len("mldebug:"):]] = e.start_ns()
         mem.sort()
-        return mem, marks
+        return Levels(mem, marks)
 
 
 class Levels:
-    """Level, peak and largest allocation between two moments of a memory timeline."""
+    """Level at a moment, peak and largest allocation between two moments."""
 
     def __init__(self, events, marks):
         self.times = [t for t, _ in events]
@@ -1197,41 +1193,49 @@ class Levels:
         return float(max([0] + [b for b in self.sizes[i:k] if b > 0]))
 
 
+def train_steps(run, mark):
+    """Fresh model, its batch and MEMORY_STEPS Adam steps, calling `mark(name)` at each stage
+    boundary. Returns (model, inputs, optimizer)."""
+    mark("start")
+    seed_all(run.seed)
+    model = run.subject.build().to(run.device)
+    model.train()
+    mark("built")
+    inputs, targets = run.subject.batch(run.seed, run.device)
+    mark("data")
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = None
+    for step in range(MEMORY_STEPS):
+        s = str(step)
+        mark(s + ":forward")
+        output = call(model, inputs)
+        loss = run.subject.loss(output, targets)
+        mark(s + ":backward")
+        loss.backward()
+        mark(s + ":backward_end")
+        del output, loss
+        mark(s + ":optimizer")
+        if optimizer is None and params:
+            optimizer = torch.optim.Adam(params, lr=run.learning_rate)
+        if optimizer is not None:
+            optimizer.step()
+        mark(s + ":optimizer_end")
+        if optimizer is not None:
+            optimizer.zero_grad(set_to_none=True)
+        mark(s + ":end")
+    return model, inputs, optimizer
+
+
 def check_memory(run):
+    """MEMORY_STEPS Adam steps under the profiler's memory events: every tensor storage the
+    allocator hands out or takes back, so a clean step ends at exactly the bytes it started with
+    and anything kept from one step into the next shows."""
     if run.device.type == "cuda":
         return "measurement", memory_cuda(run)
     timeline = CpuMemoryTimeline()
-    optimizer = None
     with timeline:
-        timeline.mark("start")
-        seed_all(run.seed)
-        model = run.subject.build().to(run.device)
-        model.train()
-        timeline.mark("built")
-        inputs, targets = run.subject.batch(run.seed, run.device)
-        timeline.mark("data")
-        params = [p for p in model.parameters() if p.requires_grad]
-        for step in range(MEMORY_STEPS):
-            s = str(step)
-            timeline.mark(s + ":forward")
-            output = call(model, inputs)
-            loss = run.subject.loss(output, targets)
-            timeline.mark(s + ":backward")
-            loss.backward()
-            timeline.mark(s + ":backward_end")
-            del output, loss
-            gc.collect()
-            timeline.mark(s + ":optimizer")
-            if optimizer is None and params:
-                optimizer = torch.optim.Adam(params, lr=run.learning_rate)
-            if optimizer is not None:
-                optimizer.step()
-            timeline.mark(s + ":optimizer_end")
-            if optimizer is not None:
-                optimizer.zero_grad(set_to_none=True)
-            gc.collect()
-            timeline.mark(s + ":end")
-    levels = Levels(*timeline.read())
+        model, inputs, optimizer = train_steps(run, timeline.mark)
+    levels = timeline.read()
     base = levels.at("start")
     steps = []
     for step in range(MEMORY_STEPS):
@@ -1255,9 +1259,11 @@ def check_memory(run):
             for t in per_param.values()
             if torch.is_tensor(t)
         ))
+    source = ("CPU, this process: bytes of live tensor storages as the CPU allocator hands "
+              "them out and takes them back (PyTorch profiler memory events, profile_memory=True); "
+              "autograd graph nodes, tensor headers and Python objects are not counted")
     return "measurement", {
-        "source": "PyTorch profiler memory events (profile_memory=True): bytes of live tensor "
-        "storages from the CPU allocator, this process; Python objects not counted",
+        "source": source,
         "load": levels.at("built") - base,
         "data": levels.at("data") - levels.at("built"),
         "optimizer_state": state,

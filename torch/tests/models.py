@@ -1,0 +1,160 @@
+"""Small models following the driver's protocol, each with one property the tests look for.
+
+Not the zoo (torch/zoo/): these exist to exercise the driver's contract, not to calibrate checks.
+"""
+
+import torch
+from torch import nn
+
+
+def classification_batch(seed, device, n=16, features=8, classes=4):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, features, generator=g)
+    y = torch.randint(0, classes, (n,), generator=g)
+    return x.to(device), y.to(device)
+
+
+class TinyMlp:
+    """A clean classifier. Prints from batch(): the driver must keep stdout JSON only."""
+
+    def build(self):
+        return nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 4))
+
+    def batch(self, seed, device):
+        print("a user print from batch()")
+        return classification_batch(seed, device)
+
+
+class Raises(nn.Module):
+    def forward(self, x):
+        raise RuntimeError("forward is broken on purpose")
+
+
+class ForwardRaises:
+    """Its forward raises: every check that runs the model errors, class-balance does not."""
+
+    def build(self):
+        return nn.Sequential(nn.Linear(8, 4), Raises())
+
+    def batch(self, seed, device):
+        return classification_batch(seed, device)
+
+
+class DetachedNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(8, 32)
+        self.head = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.head(torch.relu(self.first(x)).detach())
+
+
+class Detached:
+    """The first layer's output is detached: its parameters get no gradient."""
+
+    def build(self):
+        return DetachedNet()
+
+    def batch(self, seed, device):
+        return classification_batch(seed, device)
+
+
+class Frozen:
+    """The first layer's weight has requires_grad=False."""
+
+    def build(self):
+        model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 4))
+        model[0].weight.requires_grad_(False)
+        return model
+
+    def batch(self, seed, device):
+        return classification_batch(seed, device)
+
+
+class LogOfNegative(nn.Module):
+    """log(x - 100): NaN for every input the layer before produces."""
+
+    def forward(self, x):
+        return torch.log(x - 100.0)
+
+
+class NanNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = nn.Linear(8, 32)
+        self.boom = LogOfNegative()
+        self.head = nn.Linear(32, 4)
+
+    def forward(self, x):
+        return self.head(self.boom(self.first(x)))
+
+
+class MakesNan:
+    """The module `boom` produces the first NaN."""
+
+    def build(self):
+        return NanNet()
+
+    def batch(self, seed, device):
+        return classification_batch(seed, device)
+
+
+class CausalMeanLm(nn.Module):
+    """Each position sees the mean embedding of the tokens up to it: causal by construction."""
+
+    def __init__(self, vocab=32, width=16):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.mix = nn.Linear(2 * width, width)
+        self.head = nn.Linear(width, vocab)
+
+    def forward(self, ids):
+        e = self.embed(ids)
+        steps = torch.arange(1, ids.shape[1] + 1, device=ids.device).view(1, -1, 1)
+        past = e.cumsum(dim=1) / steps
+        return self.head(torch.tanh(self.mix(torch.cat([e, past], dim=-1))))
+
+
+class TinyLm:
+    """A causal LM with shifted labels (the candle convention)."""
+
+    task = "causal_lm"
+
+    def build(self):
+        return CausalMeanLm()
+
+    def batch(self, seed, device):
+        g = torch.Generator().manual_seed(seed)
+        start = torch.randint(0, 32, (4, 1), generator=g)
+        ids = (start + torch.arange(17)) % 32
+        inputs, targets = ids[:, :-1], ids[:, 1:].clone()
+        return inputs.to(device), targets.to(device)
+
+
+class KeepsLosses:
+    """Keeps every loss it computes, with its graph: memory grows step over step."""
+
+    def __init__(self):
+        self.kept = []
+
+    def build(self):
+        return nn.Sequential(nn.Linear(8, 64), nn.ReLU(), nn.Linear(64, 4))
+
+    def batch(self, seed, device):
+        return classification_batch(seed, device, n=64)
+
+    def loss(self, output, targets):
+        loss = nn.functional.cross_entropy(output, targets)
+        self.kept.append(loss)
+        return loss
+
+
+class NoBatch:
+    """Has build but not batch."""
+
+    def build(self):
+        return nn.Linear(2, 2)
+
+
+instance = TinyMlp()

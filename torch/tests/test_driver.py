@@ -1,0 +1,304 @@
+"""The driver's contract (torch/CONTRACT.md), tested by piping requests into `driver.py`.
+
+Run from the repository root with the Python that has torch:
+
+    python -m unittest discover -s torch/tests -t torch/tests
+
+The hf: and LoRA tests need transformers (and peft); they are skipped without them.
+"""
+
+import importlib.util
+import json
+import os
+import random
+import subprocess
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DRIVER = os.path.join(HERE, "..", "driver.py")
+MODELS = os.path.join(HERE, "models.py")
+FIXTURES = os.path.join(HERE, "fixtures")
+ALL = ["init-loss", "class-balance", "label-mask", "grad-flow", "nan-trace", "batch-leak",
+       "overfit", "memory"]
+
+
+def has(module):
+    return importlib.util.find_spec(module) is not None
+
+
+def strict_json(line):
+    """json.loads that refuses bare NaN / Infinity (not JSON)."""
+
+    def refuse(name):
+        raise ValueError("bare %s in %r" % (name, line[:80]))
+
+    return json.loads(line, parse_constant=refuse)
+
+
+def drive(target, checks=ALL, seed=0, steps=60, **extra):
+    """(exit code, events, stderr) of one driver run."""
+    request = {"contract": 1, "target": target, "checks": checks, "seed": seed,
+               "steps": steps, "learning_rate": 0.003, "device": "cpu"}
+    request.update(extra)
+    proc = subprocess.run(
+        [sys.executable, DRIVER], input=json.dumps(request), capture_output=True,
+        text=True, timeout=600,
+    )
+    events = [strict_json(line) for line in proc.stdout.splitlines()]
+    return proc.returncode, events, proc.stderr
+
+
+def file_target(name, path=MODELS):
+    return {"kind": "file", "path": path, "name": name}
+
+
+def checks_of(events):
+    return {e["check"]: e for e in events if e["event"] == "check"}
+
+
+def load_driver():
+    spec = importlib.util.spec_from_file_location("mldebug_driver", DRIVER)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class TinyMlpContract(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.code, cls.events, cls.stderr = drive(file_target("TinyMlp"))
+
+    def test_events_in_order(self):
+        self.assertEqual(self.code, 0, self.stderr)
+        self.assertEqual(self.events[0]["event"], "hello")
+        self.assertEqual(self.events[-1], {"event": "done"})
+        checks = [e["check"] for e in self.events if e["event"] == "check"]
+        self.assertEqual(checks, ALL)
+        for e in self.events[1:-1]:
+            self.assertIn(e["event"], ("check", "progress"))
+
+    def test_hello(self):
+        hello = self.events[0]
+        for key in ("contract", "python", "torch", "transformers", "peft", "device", "model",
+                    "task", "labels", "parameters", "startup_s"):
+            self.assertIn(key, hello)
+        self.assertEqual(hello["task"], "classification")
+        self.assertEqual(hello["labels"], "shifted")
+        self.assertEqual(hello["parameters"], 8 * 32 + 32 + 32 * 4 + 4)
+        self.assertGreater(hello["startup_s"], 0)
+
+    def test_user_prints_go_to_stderr(self):
+        self.assertIn("a user print from batch()", self.stderr)
+
+    def test_every_check_measures(self):
+        c = checks_of(self.events)
+        for check in ALL:
+            self.assertIn("measurement", c[check], c[check])
+        samples = c["init-loss"]["measurement"]["samples"]
+        self.assertEqual(len(samples), 3)
+        self.assertEqual({s["classes"] for s in samples}, {4})
+        self.assertEqual(len(c["class-balance"]["measurement"]["targets"]), 16)
+        rows = c["grad-flow"]["measurement"]["params"]
+        self.assertEqual([r["name"] for r in rows], ["0.weight", "0.bias", "2.weight", "2.bias"])
+        self.assertTrue(all(r["grad"]["kind"] == "norm" for r in rows))
+        # The head is closest to the loss.
+        depth = {r["name"]: r["depth"] for r in rows}
+        self.assertLess(depth["2.weight"], depth["0.weight"])
+        nan = c["nan-trace"]["measurement"]
+        self.assertIsNone(nan["culprit"])
+        self.assertEqual(nan["traced_modules"], 3)
+        self.assertEqual(nan["dtype"], "float32")
+        leak = c["batch-leak"]["measurement"]
+        self.assertEqual(leak["cross"], 0.0)
+        self.assertGreater(leak["own"], 0.0)
+        fit = c["overfit"]["measurement"]
+        self.assertEqual(len(fit["losses"]), 61)  # steps + 1: 60 steps do not memorise it
+        self.assertLess(fit["losses"][-1], fit["losses"][0])
+        self.assertEqual(fit["trainable"], 4)
+
+    def test_nan_is_a_string(self):
+        masked = checks_of(self.events)["label-mask"]["measurement"]["all_masked"]
+        # PyTorch's mean cross-entropy over zero kept targets is 0/0.
+        self.assertEqual(masked["loss"], "NaN")
+        self.assertFalse(masked["grads_move"])
+
+    def test_memory_counts_the_weights(self):
+        m = checks_of(self.events)["memory"]["measurement"]
+        self.assertEqual(m["load"], 4.0 * (8 * 32 + 32 + 32 * 4 + 4))
+        self.assertEqual(len(m["steps"]), 4)
+        ends = [s["end"] for s in m["steps"]]
+        self.assertEqual(ends[1], ends[3], "a clean step ends where it started")
+        self.assertEqual(m["optimizer_state"] > 0, True)
+
+
+class Failures(unittest.TestCase):
+    def test_forward_that_raises_breaks_only_what_it_breaks(self):
+        code, events, _ = drive(file_target("ForwardRaises"))
+        self.assertEqual(code, 0)
+        c = checks_of(events)
+        self.assertIn("measurement", c["class-balance"])
+        for check in ("init-loss", "label-mask", "grad-flow", "nan-trace", "batch-leak",
+                      "overfit", "memory"):
+            self.assertIn("error", c[check], check)
+            error = c[check]["error"]
+            self.assertIn("forward is broken on purpose", error["message"])
+            self.assertLessEqual(len(error["traceback"]), 12)
+            self.assertTrue(error["traceback"])
+
+    def test_missing_name_exits_3_naming_file_and_name(self):
+        code, events, stderr = drive(file_target("NoSuchModel"), checks=["init-loss"])
+        self.assertEqual(code, 3)
+        self.assertEqual(events, [])
+        self.assertIn("models.py", stderr)
+        self.assertIn("NoSuchModel", stderr)
+
+    def test_missing_batch_exits_3(self):
+        code, events, stderr = drive(file_target("NoBatch"), checks=["init-loss"])
+        self.assertEqual(code, 3)
+        self.assertEqual(events, [])
+        self.assertIn("NoBatch", stderr)
+        self.assertIn("batch", stderr)
+
+    def test_bad_request_exits_2(self):
+        code, _, stderr = drive(file_target("TinyMlp"), checks=["no-such-check"])
+        self.assertEqual(code, 2)
+        self.assertIn("no-such-check", stderr)
+
+
+class Measurements(unittest.TestCase):
+    def test_detached_layer_has_no_gradient(self):
+        _, events, _ = drive(file_target("Detached"), checks=["grad-flow"])
+        rows = {r["name"]: r for r in checks_of(events)["grad-flow"]["measurement"]["params"]}
+        self.assertEqual(rows["first.weight"]["grad"], {"kind": "none"})
+        self.assertIsNone(rows["first.weight"]["depth"])
+        self.assertEqual(rows["head.weight"]["grad"]["kind"], "norm")
+
+    def test_frozen_parameter_is_listed_as_frozen(self):
+        _, events, _ = drive(file_target("Frozen"), checks=["grad-flow"])
+        m = checks_of(events)["grad-flow"]["measurement"]
+        self.assertEqual(m["frozen"], [{"name": "0.weight", "shape": [32, 8]}])
+        self.assertNotIn("0.weight", [r["name"] for r in m["params"]])
+
+    def test_nan_culprit_is_named(self):
+        _, events, _ = drive(file_target("MakesNan"), checks=["nan-trace"])
+        m = checks_of(events)["nan-trace"]["measurement"]
+        culprit = m["culprit"]
+        self.assertIsNotNone(culprit)
+        self.assertEqual(culprit["step"], 0)
+        self.assertEqual(culprit["frame"]["module"], "boom")
+        self.assertEqual(culprit["frame"]["kind"], "LogOfNegative")
+        self.assertEqual(culprit["frame"]["non_finite"], 16 * 32)
+        self.assertEqual([f["module"] for f in culprit["before"]], ["input", "first"])
+        self.assertTrue(all(f["non_finite"] == 0 for f in culprit["before"]))
+
+    def test_causal_lm_future_probe(self):
+        _, events, _ = drive(file_target("TinyLm"), checks=["batch-leak", "label-mask"])
+        c = checks_of(events)
+        leak = c["batch-leak"]["measurement"]
+        self.assertEqual(leak["future"]["t"], 7)
+        self.assertEqual(leak["future"]["past"], 0.0)
+        self.assertGreater(leak["future"]["ahead"], 0.0)
+        mask = c["label-mask"]["measurement"]
+        self.assertEqual(mask["seq_len"], 16)
+        self.assertEqual(len(mask["inputs"]), 64)
+        # Every other position probed: logits there must not move a masked loss.
+        self.assertEqual(mask["masked_logits"]["before"], mask["masked_logits"]["after"])
+
+    def test_kept_losses_grow_memory_every_step(self):
+        _, events, _ = drive(file_target("KeepsLosses"), checks=["memory"])
+        steps = checks_of(events)["memory"]["measurement"]["steps"]
+        ends = [s["end"] for s in steps]
+        # backward frees the kept graph's saved tensors: what stays is the loss itself, a
+        # float32 scalar per step (the graph's nodes are not tensor storage).
+        self.assertEqual([b - a for a, b in zip(ends, ends[1:])], [4.0, 4.0, 4.0])
+
+    def test_same_seed_same_numbers_other_seed_other_numbers(self):
+        checks = ["init-loss", "grad-flow", "overfit", "batch-leak"]
+        _, a, _ = drive(file_target("TinyMlp"), checks=checks, seed=3, steps=10)
+        _, b, _ = drive(file_target("TinyMlp"), checks=checks, seed=3, steps=10)
+        _, c, _ = drive(file_target("TinyMlp"), checks=checks, seed=4, steps=10)
+        self.assertEqual(checks_of(a), checks_of(b))
+        self.assertNotEqual(checks_of(a)["init-loss"], checks_of(c)["init-loss"])
+
+
+class RngRestored(unittest.TestCase):
+    def test_every_check_puts_the_rng_back(self):
+        driver = load_driver()
+        import torch
+
+        subject = driver.FileSubject(MODELS, "TinyMlp")
+        request = {"seed": 5, "steps": 5, "learning_rate": 0.003, "device": "cpu"}
+        sink = []
+
+        class Collect:
+            def emit(self, obj):
+                sink.append(obj)
+
+        run = driver.Run(subject, request, Collect())
+        torch.manual_seed(123)
+        random.seed(123)
+        before = (torch.get_rng_state().clone(), random.getstate())
+        for check in ALL:
+            event = driver.run_check(run, check)
+            self.assertIn("measurement", event, event)
+            self.assertTrue(torch.equal(torch.get_rng_state(), before[0]), check)
+            self.assertEqual(random.getstate(), before[1], check)
+
+
+@unittest.skipUnless(has("transformers"), "transformers is not installed")
+class HuggingFace(unittest.TestCase):
+    def test_tiny_llama_all_checks(self):
+        code, events, stderr = drive(
+            {"kind": "hf", "path": os.path.join(FIXTURES, "tiny-llama")}, steps=30)
+        self.assertEqual(code, 0, stderr)
+        hello = events[0]
+        self.assertEqual((hello["task"], hello["labels"]), ("causal_lm", "in_model"))
+        c = checks_of(events)
+        for check in ALL:
+            self.assertIn("measurement", c[check], c[check])
+        self.assertEqual(c["init-loss"]["measurement"]["samples"][0]["classes"], 256)
+        targets = c["label-mask"]["measurement"]["targets"]
+        self.assertIn(-100, targets)  # right padding is masked
+        leak = c["batch-leak"]["measurement"]
+        self.assertEqual(leak["cross"], 0.0)
+        self.assertEqual(leak["future"]["past"], 0.0)
+        kinds = {r["grad"]["kind"] for r in c["grad-flow"]["measurement"]["params"]}
+        self.assertEqual(kinds, {"norm"})
+
+    def test_gpt2_config_json_path(self):
+        code, events, stderr = drive(
+            {"kind": "hf", "path": os.path.join(FIXTURES, "tiny-gpt2", "config.json")},
+            checks=["init-loss"])
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(checks_of(events)["init-loss"]["measurement"]["samples"][0]["classes"], 256)
+
+    @unittest.skipUnless(has("peft"), "peft is not installed")
+    def test_lora_with_wrong_targets_reports_the_error(self):
+        code, events, stderr = drive(
+            {"kind": "hf", "path": os.path.join(FIXTURES, "tiny-llama")},
+            checks=["grad-flow", "init-loss"],
+            lora={"r": 4, "alpha": 8, "targets": ["qq_proj"], "dropout": 0.0})
+        self.assertEqual(code, 0, stderr)
+        c = checks_of(events)
+        lora = c["grad-flow"]["measurement"]["lora"]
+        self.assertTrue(lora["error"])
+        self.assertEqual(lora["matched_modules"], [])
+        self.assertIn("q_proj", lora["linear_modules"])
+        self.assertIn("measurement", c["init-loss"])
+
+    @unittest.skipUnless(has("peft"), "peft is not installed")
+    def test_lora_trains_adapters_only(self):
+        _, events, stderr = drive(
+            {"kind": "hf", "path": os.path.join(FIXTURES, "tiny-llama")},
+            checks=["grad-flow"],
+            lora={"r": 4, "alpha": 8, "targets": ["q_proj", "v_proj"], "dropout": 0.0})
+        m = checks_of(events)["grad-flow"]["measurement"]
+        self.assertIsNone(m["lora"]["error"], stderr)
+        self.assertEqual(len(m["lora"]["matched_modules"]), 4)  # 2 layers x q, v
+        self.assertTrue(all("lora_" in r["name"] for r in m["params"]))
+        self.assertTrue(any(f["name"].endswith("q_proj.base_layer.weight") for f in m["frozen"]))
+
+
+if __name__ == "__main__":
+    unittest.main()
