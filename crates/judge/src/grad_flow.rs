@@ -15,7 +15,7 @@
 
 use crate::common::{show_command, Ctx};
 use mldebug_report::non_finite;
-use mldebug_report::{CheckId, Finding, Series, Status};
+use mldebug_report::{CheckId, Finding, Series, Status, Subject};
 use serde::{Deserialize, Serialize};
 
 const ID: CheckId = CheckId::GradFlow;
@@ -272,10 +272,14 @@ pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
                 .to_string(),
         )
     } else if !no_grad.is_empty() {
-        let hint = if m.cuts.is_empty() {
-            " (unused, detached, or behind a fused op without backward: rms_norm, layer_norm, softmax_last_dim, rope)"
-        } else {
-            ""
+        let hint = match (&ctx.subject, m.cuts.is_empty()) {
+            (_, false) => "",
+            (Subject::Candle(_), true) => {
+                " (unused, detached, or behind a fused op without backward: rms_norm, layer_norm, softmax_last_dim, rope)"
+            }
+            (Subject::Torch(_), true) => {
+                " (unused, or cut off: a .detach(), torch.no_grad(), .data or a round trip through numpy/.item() in the forward)"
+            }
         };
         (
             Status::Fail,

@@ -15,6 +15,7 @@ mod common;
 pub mod grad_flow;
 pub mod init_loss;
 pub mod label_mask;
+pub mod matrix;
 pub mod memory;
 pub mod nan_trace;
 pub mod overfit;
