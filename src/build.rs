@@ -1,6 +1,8 @@
-//! Generates the list of catalog files embedded in the binary (`include_str!`): SKILL.md,
-//! PLAYBOOK.md, refs/*.md and evidence/*.yaml, found on disk at build time so a new file in
-//! refs/ or evidence/ is embedded without editing any list.
+//! Generates the lists of files embedded in the binary (`include_str!`), found on disk at build
+//! time so a new file is embedded without editing any list:
+//! - the catalog: SKILL.md, PLAYBOOK.md, refs/*.md and evidence/*.yaml;
+//! - the PyTorch zoo: every `.py` and `.json` file under torch/zoo/ (`mldebug demo --torch`
+//!   writes them out and runs them).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -39,9 +41,53 @@ fn main() {
         .expect("writing to a String");
     }
     out.push_str("];\n");
-    let dest = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"))
-        .join("embedded_catalog.rs");
-    std::fs::write(&dest, out).expect("write the embedded catalog list");
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    std::fs::write(out_dir.join("embedded_catalog.rs"), out)
+        .expect("write the embedded catalog list");
+    torch_zoo(&root, &out_dir);
+}
+
+/// `torch/zoo/**/*.{py,json}` as `TORCH_ZOO: &[(path relative to torch/zoo, text)]`.
+fn torch_zoo(root: &Path, out_dir: &Path) {
+    let zoo = root.join("torch/zoo");
+    println!("cargo:rerun-if-changed=torch/zoo");
+    let mut files = Vec::new();
+    walk(&zoo, &zoo, &mut files);
+    files.sort();
+    let mut out = String::from(
+        "/// The PyTorch zoo embedded at build time: (path relative to torch/zoo, text).\n\
+         pub static TORCH_ZOO: &[(&str, &str)] = &[\n",
+    );
+    for f in &files {
+        writeln!(
+            out,
+            "    ({f:?}, include_str!({:?})),",
+            zoo.join(f).display().to_string()
+        )
+        .expect("writing to a String");
+    }
+    out.push_str("];\n");
+    std::fs::write(out_dir.join("embedded_torch_zoo.rs"), out)
+        .expect("write the embedded torch zoo list");
+}
+
+fn walk(base: &Path, dir: &Path, files: &mut Vec<String>) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in read.filter_map(|e| e.ok()) {
+        let path = entry.path();
+        if path.is_dir() {
+            if path.file_name().is_some_and(|n| n != "__pycache__") {
+                println!("cargo:rerun-if-changed={}", path.display());
+                walk(base, &path, files);
+            }
+        } else if path.extension().is_some_and(|e| e == "py" || e == "json") {
+            if let Ok(rel) = path.strip_prefix(base) {
+                files.push(rel.to_string_lossy().replace('\\', "/"));
+            }
+        }
+    }
 }
 
 /// `dir/*.ext` relative to `root`, sorted; none when the folder does not exist.

@@ -7,6 +7,8 @@
 //! - [`context`]: the global flags resolved once (output format, colour, catalog source).
 //! - [`sweep`]: run-file readers and the statistics behind `sweep-compare`.
 //! - [`harness`]: runs the checks on a model in the user's own crate.
+//! - [`torch`]: runs the checks on a PyTorch model through the embedded driver.
+//! - [`child_process`]: the time limit and process group both child processes run under.
 //! - [`render`]: tables, JSON and plots; nothing else prints.
 //! - [`suggest`]: the edit distance behind every "did you mean".
 //! - [`yaml_depth`]: refuses YAML nested too deep before the parser sees it.
@@ -16,6 +18,7 @@
 
 pub mod atomic_file;
 pub mod catalog;
+pub mod child_process;
 pub mod cli;
 pub mod commands;
 pub mod context;
@@ -26,6 +29,7 @@ pub mod exit;
 pub mod fuzzing;
 pub mod harness;
 pub mod render;
+pub mod torch;
 
 pub use error::{Error, Result};
 pub use exit::Exit;

@@ -3,17 +3,7 @@
 use candle_core::{Device, Tensor};
 use candle_nn::VarBuilder;
 
-/// What a model's output means, so checks know what to expect of it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Task {
-    /// Logits `[N, C]`; targets are I64 class ids `[N]`, `-100` = ignore.
-    Classification,
-    /// Logits `[N, T, V]`; targets are I64 token ids `[N, T]`, already shifted, `-100` = ignore.
-    CausalLm,
-    /// Any output shape; targets are F32 of the same shape.
-    Regression,
-}
+pub use mldebug_report::Task;
 
 /// A small fixed training batch.
 ///
@@ -25,8 +15,7 @@ pub struct Batch {
     pub targets: Tensor,
 }
 
-/// The target value that means "no loss here" (the PyTorch convention).
-pub const IGNORE_INDEX: i64 = -100;
+pub use mldebug_report::IGNORE_INDEX;
 
 pub trait DebugModel: Sized {
     /// Fresh parameters; every trainable parameter must come from `vb`.

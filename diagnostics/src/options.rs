@@ -1,5 +1,6 @@
 //! How a check runs: where, in what precision, from which seed, for how long.
 
+use crate::model::Task;
 use crate::report::CheckId;
 use candle_core::{DType, Device};
 use std::fmt;
@@ -65,11 +66,9 @@ impl Deadline {
 /// Karpathy's "Adam at 3e-4" is a safe baseline; one fixed batch tolerates a larger step and
 /// must be memorised within a couple of hundred steps, so 3e-3 keeps the check fast.
 pub const DEFAULT_LEARNING_RATE: f64 = 3e-3;
-/// Enough for every clean zoo model to memorise one batch (calibrated on the zoo).
-pub const DEFAULT_STEPS: usize = 200;
-/// The most optimizer steps a check may be asked for: 500x the default, a few hours on CPU for
-/// a mid-sized model. Memory grows with the steps (one loss per step).
-pub const MAX_STEPS: usize = 100_000;
+pub use mldebug_judge::DEFAULT_STEPS;
+/// The most optimizer steps `--steps` accepts.
+pub use mldebug_judge::MAX_STEPS;
 /// The longest `--timeout`, in seconds: one day.
 pub const MAX_TIMEOUT_S: u64 = 86_400;
 /// The label used when the caller does not name the model.
@@ -119,6 +118,16 @@ impl Options {
     /// `mldebug check <id> --model <label>`, the usual next command.
     pub fn check_command(&self, check: CheckId) -> String {
         check.command(&self.model_label)
+    }
+
+    /// What the judgement of a check on a model of `task` needs from these options.
+    pub fn ctx(&self, task: Task) -> mldebug_judge::Ctx {
+        mldebug_judge::Ctx {
+            subject: mldebug_report::Subject::Candle(self.model_label.clone()),
+            task,
+            steps: self.steps,
+            learning_rate: self.learning_rate,
+        }
     }
 }
 

@@ -22,8 +22,10 @@ pub struct Args {
     pub check: CheckSelection,
     /// `zoo::<name>` for a built-in model (`mldebug zoo` lists them), or a type path in your
     /// crate (`crate::Net`).
-    #[arg(long)]
-    pub model: String,
+    #[arg(long, required_unless_present = "torch", conflicts_with = "torch")]
+    pub model: Option<String>,
+    #[command(flatten)]
+    pub torch: TorchArgs,
     #[command(flatten)]
     pub run: RunArgs,
     /// Stop the checks after this many seconds, 1 to 86400 (for a model in your crate the
@@ -124,6 +126,14 @@ impl FromStr for DeviceSpec {
 }
 
 impl DeviceSpec {
+    /// `cpu`, `cuda:0`: how the report and the torch driver name it.
+    pub fn name(self) -> String {
+        match self {
+            DeviceSpec::Cpu => "cpu".to_string(),
+            DeviceSpec::Cuda(n) => format!("cuda:{n}"),
+        }
+    }
+
     /// Open the device. Asking for CUDA from a build without it is a usage error (exit 2).
     pub fn device(self) -> Result<Device> {
         match self {
@@ -139,9 +149,13 @@ impl DeviceSpec {
 }
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
-    let report = match args.model.strip_prefix("zoo::") {
-        Some(name) => run_zoo_model(name, &args)?,
-        None => run_crate_model(&args, g)?,
+    let report = match (&args.model, &args.torch.torch) {
+        (_, Some(spec)) => run_torch_model(spec, &args, g)?,
+        (Some(model), None) => match model.strip_prefix("zoo::") {
+            Some(name) => run_zoo_model(name, model, &args)?,
+            None => run_crate_model(model, &args, g)?,
+        },
+        (None, None) => return Err(Error::usage("give --model or --torch")),
     };
     let plots = match &args.plot {
         Some(path) => plot::write_plots(&report, &PlotTarget::new(path))?,
@@ -183,9 +197,9 @@ pub fn exit_for(report: &Report) -> Exit {
     }
 }
 
-fn run_zoo_model(name: &str, args: &Args) -> Result<Report> {
+fn run_zoo_model(name: &str, label: &str, args: &Args) -> Result<Report> {
     let model = zoo::lookup(name)?;
-    let mut opts = args.run.options(&args.model)?;
+    let mut opts = args.run.options(label)?;
     // The checks look at the deadline between steps: a run past it ends as an `error` finding.
     opts.deadline = Some(Deadline::after(Duration::from_secs(args.timeout)));
     let bar = progress::CheckProgress::on_terminal();
@@ -198,13 +212,10 @@ fn run_zoo_model(name: &str, args: &Args) -> Result<Report> {
 }
 
 /// A model in the user's crate: generate, build and run the harness (see `crate::harness`).
-fn run_crate_model(args: &Args, g: &Context) -> Result<Report> {
-    let device = match args.run.device {
-        DeviceSpec::Cpu => "cpu".to_string(),
-        DeviceSpec::Cuda(n) => format!("cuda:{n}"),
-    };
+fn run_crate_model(model: &str, args: &Args, g: &Context) -> Result<Report> {
+    let device = args.run.device.name();
     let settings = crate::harness::RunSettings {
-        model: args.model.clone(),
+        model: model.to_string(),
         checks: args.check.0.clone(),
         device,
         seed: args.run.seed,
@@ -212,6 +223,59 @@ fn run_crate_model(args: &Args, g: &Context) -> Result<Report> {
         timeout: Duration::from_secs(args.timeout),
     };
     crate::harness::run_check(&settings, &args.build.settings(), g)
+}
+
+/// A PyTorch model: the embedded driver measures, the one judgement decides (see `crate::torch`).
+fn run_torch_model(spec: &str, args: &Args, g: &Context) -> Result<Report> {
+    let cwd = std::env::current_dir().map_err(|e| Error::io("the current directory", &e))?;
+    let settings = crate::torch::TorchSettings {
+        spec: spec.to_string(),
+        target: crate::torch::target::Target::parse(spec, &cwd)?,
+        lora: args
+            .torch
+            .lora
+            .as_deref()
+            .map(crate::torch::target::Lora::parse)
+            .transpose()?,
+        lora_spec: args.torch.lora.clone(),
+        python: args.torch.python.clone(),
+        checks: args.check.0.clone(),
+        seed: args.run.seed,
+        steps: args.run.steps,
+        learning_rate: mldebug_diagnostics::options::DEFAULT_LEARNING_RATE,
+        device: args.run.device.name(),
+        timeout: Duration::from_secs(args.timeout),
+        progress: g.stderr.terminal && !g.json(),
+        threads: None,
+    };
+    crate::torch::run_check(&settings)
+}
+
+/// `--torch` and its companions: run the checks on a PyTorch model with your own Python.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct TorchArgs {
+    /// A PyTorch model: `FILE.py:NAME` (an object with `build()` and `batch(seed, device)`,
+    /// see torch/mldebug_model.py), or `hf:DIR_OR_CONFIG_JSON` (a Hugging Face causal LM built
+    /// from its config with random weights, offline).
+    #[arg(long, value_name = "FILE.py:NAME|hf:DIR", help_heading = "PyTorch")]
+    pub torch: Option<String>,
+    /// The Python interpreter to run it with (default: $MLDEBUG_PYTHON, the active
+    /// virtualenv's, or python3).
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "torch",
+        help_heading = "PyTorch"
+    )]
+    pub python: Option<PathBuf>,
+    /// Wrap the model in LoRA adapters with peft: `r=16,alpha=32,targets=q_proj,v_proj`.
+    #[arg(
+        long,
+        value_name = "SPEC",
+        requires = "torch",
+        help_heading = "PyTorch"
+    )]
+    pub lora: Option<String>,
 }
 
 #[cfg(test)]

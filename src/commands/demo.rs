@@ -7,16 +7,30 @@ use crate::context::Context;
 use crate::render::output::{emit, emit_json};
 use crate::render::{matrix, progress::ModelsProgress, style::Style};
 use crate::{Exit, Result};
-use mldebug_diagnostics::zoo::{self, matrix::DemoMatrix, ZooModel};
+use mldebug_diagnostics::zoo::{self, ZooModel};
 use mldebug_diagnostics::{CheckId, Options, Report};
+
+mod torch_demo;
+use mldebug_judge::matrix::DemoMatrix;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     #[command(flatten)]
     pub run: RunArgs,
+    /// The PyTorch zoo instead (embedded; run with your Python and torch; models that need
+    /// transformers or peft are left out when those are missing).
+    #[arg(long)]
+    pub torch: bool,
+    /// The Python interpreter for --torch (default: $MLDEBUG_PYTHON, the active virtualenv's,
+    /// or python3).
+    #[arg(long, value_name = "PATH", requires = "torch")]
+    pub python: Option<std::path::PathBuf>,
 }
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
+    if args.torch {
+        return torch_demo::run(&args, g);
+    }
     let models: Vec<&ZooModel> = zoo::all().iter().collect();
     let checks = CheckId::ALL.to_vec();
     let options: Vec<Options> = models
@@ -26,12 +40,18 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
     let progress = ModelsProgress::new(models.len());
     let reports = run_all(&models, &options, &checks, &progress);
     progress.finish();
-    let matrix = DemoMatrix::build(&models, &reports, &checks);
+    let described: Vec<_> = models.iter().map(|m| m.matrix_model()).collect();
+    let matrix = DemoMatrix::build(&described, &reports, &checks);
+    show(&matrix, g)
+}
+
+/// Prints the matrix; exit 0 only when every expected verdict matched.
+fn show(matrix: &DemoMatrix, g: &Context) -> Result<Exit> {
     if g.json() {
-        emit_json(&crate::render::json::to_string("demo", &matrix)?)?;
+        emit_json(&crate::render::json::to_string("demo", matrix)?)?;
     } else {
         let style = Style::from(g.stdout);
-        emit(&matrix::render(&matrix, &style), style.colour)?;
+        emit(&matrix::render(matrix, &style), style.colour)?;
     }
     Ok(if matrix.all_matched() {
         Exit::Ok

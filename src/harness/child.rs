@@ -13,19 +13,17 @@ use mldebug_diagnostics::{Finding, Report, Status};
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::os::fd::AsFd;
-#[cfg(unix)]
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::child_process::{self, Outcome};
+use crate::render::progress::{child_bar, child_step};
 use crate::{Error, Result};
 
 /// How many of the child's last stderr lines a crash report keeps: a panic message and its
 /// backtrace head fit.
 pub const CRASH_TAIL_LINES: usize = 20;
-/// How often the parent looks at the child while waiting.
-const POLL: Duration = Duration::from_millis(50);
 
 /// How to run the harness.
 pub struct RunPlan<'a> {
@@ -60,35 +58,19 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
         .stdin(Stdio::null())
         .stdout(stdout_to_stderr)
         .stderr(Stdio::piped());
-    // Its own process group, so a timeout kills everything it started (Unix only; elsewhere
-    // the timeout kills the harness process itself).
-    #[cfg(unix)]
-    command.process_group(0);
+    child_process::own_group(&mut command);
+    let started = Instant::now();
     let mut child = command
         .spawn()
         .map_err(|e| Error::internal(format!("cannot start {}: {e}", plan.exe.display())))?;
 
     let stderr = child.stderr.take().expect("stderr is piped");
-    let bar = plan
-        .progress
-        .then(|| progress_bar(plan.request.checks.len()));
+    let bar = plan.progress.then(|| child_bar(plan.request.checks.len()));
     let bar_for_reader = bar.clone();
     let reader = std::thread::spawn(move || read_stderr(stderr, bar_for_reader.as_ref()));
 
-    let started = Instant::now();
-    let outcome = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break Outcome::Exited(status),
-            Ok(None) if started.elapsed() >= plan.timeout + super::TIMEOUT_GRACE => {
-                kill_group(child.id());
-                let _ = child.kill();
-                let _ = child.wait();
-                break Outcome::TimedOut;
-            }
-            Ok(None) => std::thread::sleep(POLL),
-            Err(e) => return Err(Error::internal(format!("waiting for the harness: {e}"))),
-        }
-    };
+    let outcome = child_process::wait(&mut child, started, plan.timeout + super::TIMEOUT_GRACE)
+        .map_err(|e| Error::internal(format!("waiting for the harness: {e}")))?;
     let tail = reader.join().unwrap_or_default();
     if let Some(bar) = bar {
         bar.finish_and_clear();
@@ -116,15 +98,10 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
         ),
         Outcome::Exited(status) => format!(
             "the model crashed before the checks finished ({}); its last lines on stderr are below",
-            describe(status)
+            child_process::describe(status)
         ),
     };
     Ok(crashed_report(plan.request, &why, &tail))
-}
-
-enum Outcome {
-    Exited(ExitStatus),
-    TimedOut,
 }
 
 /// A report for a run that produced none: every requested check is an `error` naming why.
@@ -159,35 +136,6 @@ pub fn crashed_report(request: &Request, why: &str, tail: &[String]) -> Report {
     }
 }
 
-fn describe(status: ExitStatus) -> String {
-    #[cfg(unix)]
-    let signal = status.signal();
-    #[cfg(not(unix))]
-    let signal: Option<i32> = None;
-    match (status.code(), signal) {
-        (Some(101), _) => "it panicked: exit status 101".to_string(),
-        (Some(c), _) => format!("exit status {c}"),
-        (None, Some(9)) => "killed by signal 9, often the out-of-memory killer".to_string(),
-        (None, Some(s)) => format!("killed by signal {s}"),
-        _ => status.to_string(),
-    }
-}
-
-/// Without process groups, the child alone is killed (by the caller).
-#[cfg(not(unix))]
-fn kill_group(_pid: u32) {}
-
-/// Kill the child's whole process group (the child leads it: its pgid is its pid).
-#[cfg(unix)]
-fn kill_group(pid: u32) {
-    // std has no killpg; kill(1) with a negative pid signals the group.
-    let _ = Command::new("kill")
-        .args(["-KILL", "--", &format!("-{pid}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
-}
-
 fn read_stderr(
     stderr: std::process::ChildStderr,
     bar: Option<&indicatif::ProgressBar>,
@@ -196,7 +144,8 @@ fn read_stderr(
     for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
         if let Some(json) = line.strip_prefix(PROGRESS_PREFIX) {
             if let (Some(bar), Ok(p)) = (bar, serde_json::from_str::<ProgressLine>(json)) {
-                show(bar, &p);
+                bar.set_position(p.index as u64);
+                child_step(bar, p.check.as_str(), p.step, p.total, p.loss);
             }
             continue;
         }
@@ -206,20 +155,4 @@ fn read_stderr(
         }
     }
     tail.into()
-}
-
-fn progress_bar(checks: usize) -> indicatif::ProgressBar {
-    let bar = indicatif::ProgressBar::new(checks as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    bar.enable_steady_tick(Duration::from_millis(120));
-    bar
-}
-
-fn show(bar: &indicatif::ProgressBar, p: &ProgressLine) {
-    bar.set_position(p.index as u64);
-    let loss = p.loss.map(|l| format!("  loss {l:.4}")).unwrap_or_default();
-    bar.set_message(format!("{}  step {}/{}{loss}", p.check, p.step, p.total));
 }

@@ -4,8 +4,8 @@
 
 use super::style::Style;
 use comfy_table::{Cell, CellAlignment, Table};
-use mldebug_diagnostics::zoo::matrix::{DemoMatrix, MatrixCell};
 use mldebug_diagnostics::Status;
+use mldebug_judge::matrix::{DemoMatrix, MatrixCell};
 use std::fmt::Write;
 
 const MATCHED: &str = "✓";
@@ -27,7 +27,7 @@ pub fn render(m: &DemoMatrix, style: &Style) -> String {
     let wrong: Vec<(&str, &MatrixCell)> = m
         .rows
         .iter()
-        .flat_map(|r| r.cells.iter().map(move |c| (r.model, c)))
+        .flat_map(|r| r.cells.iter().map(move |c| (r.model.as_str(), c)))
         .filter(|(_, c)| c.matched == Some(false) || c.actual == Status::Error)
         .collect();
     if !wrong.is_empty() {
@@ -66,7 +66,7 @@ fn table(m: &DemoMatrix, style: &Style) -> Table {
     header.extend(m.checks.iter().map(|c| Cell::new(column_title(c.as_str()))));
     table.set_header(header);
     for r in &m.rows {
-        let mut cells = vec![Cell::new(r.model)];
+        let mut cells = vec![Cell::new(&r.model)];
         cells.extend(r.cells.iter().map(|c| cell(c, style)));
         table.add_row(cells);
     }
@@ -109,8 +109,8 @@ fn short(s: Status) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mldebug_diagnostics::zoo::matrix::{DemoMatrix, Expected, MatrixRow};
     use mldebug_diagnostics::CheckId;
+    use mldebug_judge::matrix::{DemoMatrix, Expected, MatrixRow};
 
     fn cell(check: CheckId, expected: Option<Expected>, actual: Status) -> MatrixCell {
         MatrixCell {
@@ -126,20 +126,20 @@ mod tests {
         let checks = vec![CheckId::InitLoss, CheckId::Overfit];
         let rows = vec![
             MatrixRow {
-                model: "mlp",
+                model: "mlp".into(),
                 clean: true,
                 twin_of: None,
-                breaks: "",
+                breaks: String::new(),
                 cells: vec![
                     cell(CheckId::InitLoss, Some(Expected::NoFail), Status::Pass),
                     cell(CheckId::Overfit, Some(Expected::NoFail), Status::Warn),
                 ],
             },
             MatrixRow {
-                model: "mlp-lr-x100",
+                model: "mlp-lr-x100".into(),
                 clean: false,
-                twin_of: Some("mlp"),
-                breaks: "learning rate ×100",
+                twin_of: Some("mlp".into()),
+                breaks: "learning rate ×100".into(),
                 cells: vec![
                     cell(CheckId::InitLoss, None, Status::Pass),
                     cell(CheckId::Overfit, Some(Expected::Fail), twin_overfit),

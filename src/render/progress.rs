@@ -91,3 +91,27 @@ impl ModelsProgress {
         }
     }
 }
+
+/// A spinner over the checks a child process runs (a user crate's harness, the torch driver):
+/// `[2/8] overfit  step 40/200  loss 0.1234`. The caller decides whether stderr is a terminal.
+pub fn child_bar(checks: usize) -> indicatif::ProgressBar {
+    let bar = indicatif::ProgressBar::new(checks as u64);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} [{pos}/{len}] {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    bar.enable_steady_tick(std::time::Duration::from_millis(120));
+    bar
+}
+
+/// Shows where a child's check is on a [`child_bar`].
+pub fn child_step(
+    bar: &indicatif::ProgressBar,
+    check: &str,
+    step: usize,
+    total: usize,
+    loss: Option<f64>,
+) {
+    let loss = loss.map(|l| format!("  loss {l:.4}")).unwrap_or_default();
+    bar.set_message(format!("{check}  step {step}/{total}{loss}"));
+}

@@ -23,10 +23,54 @@ use std::str::FromStr;
 
 pub use envelope::SCHEMA_VERSION;
 
-/// The one spelling of the command that runs checks: `which` is a check id or `all`.
+/// The one spelling of the command that runs checks on a candle model: `which` is a check id or
+/// `all`.
 pub fn check_command(which: &str, model: &str) -> String {
-    format!("mldebug check {which} --model {model}")
+    Subject::Candle(model.to_string()).command(which)
 }
+
+/// The model a report is about, as the command line names it: the two ways to run the checks.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Subject {
+    /// A candle model: `--model zoo::mlp` or `--model crate::Net`.
+    Candle(String),
+    /// A PyTorch model: `--torch model.py:Net` or `--torch hf:DIR`, with its other flags
+    /// (`--lora ...`) as typed.
+    Torch(String),
+}
+
+impl Subject {
+    /// `mldebug check <which> --model <m>` / `mldebug check <which> --torch <t>`.
+    pub fn command(&self, which: &str) -> String {
+        match self {
+            Subject::Candle(m) => format!("mldebug check {which} --model {m}"),
+            Subject::Torch(t) => format!("mldebug check {which} --torch {t}"),
+        }
+    }
+
+    /// The model as the report names it (`zoo::mlp`, `model.py:Net`).
+    pub fn label(&self) -> &str {
+        match self {
+            Subject::Candle(m) | Subject::Torch(m) => m,
+        }
+    }
+}
+
+/// What a model's output means, so checks know what to expect of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Task {
+    /// Logits `[N, C]`; targets are class ids `[N]`, `-100` = ignore.
+    Classification,
+    /// Logits `[N, T, V]`; targets are token ids `[N, T]`, `-100` = ignore.
+    #[serde(alias = "causal_lm")]
+    CausalLm,
+    /// Any output shape; targets are floats of the same shape.
+    Regression,
+}
+
+/// The target value that means "no loss here" (the PyTorch convention).
+pub const IGNORE_INDEX: i64 = -100;
 
 /// A check's stable id, as typed on the command line (`mldebug check <id>`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

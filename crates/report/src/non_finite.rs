@@ -152,6 +152,43 @@ pub mod points {
     }
 }
 
+/// `#[serde(with = "non_finite::list")]` for a `Vec<f64>` (a loss curve).
+pub mod list {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(xs: &[f64], s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(xs.len()))?;
+        for x in xs {
+            seq.serialize_element(&Number(*x))?;
+        }
+        seq.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
+        let raw = Vec::<Number>::deserialize(d)?;
+        Ok(raw.into_iter().map(|x| x.0).collect())
+    }
+}
+
+/// `#[serde(with = "non_finite::named")]` for a `Vec<(String, f64)>`, written as
+/// `[["name", 1.5], ...]`.
+pub mod named {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(xs: &[(String, f64)], s: S) -> Result<S::Ok, S::Error> {
+        let mut seq = s.serialize_seq(Some(xs.len()))?;
+        for (name, x) in xs {
+            seq.serialize_element(&(name, Number(*x)))?;
+        }
+        seq.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, f64)>, D::Error> {
+        let raw = Vec::<(String, Number)>::deserialize(d)?;
+        Ok(raw.into_iter().map(|(n, x)| (n, x.0)).collect())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

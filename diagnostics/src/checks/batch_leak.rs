@@ -18,19 +18,16 @@
 
 use super::fresh::Fresh;
 use super::read::{host_f32, host_i64};
-use super::{next_for, skipped};
 use crate::model::{Batch, DebugModel, Task};
 use crate::options::Options;
-use crate::report::{CheckId, Finding, Status};
+use crate::report::Finding;
 use crate::rng::SeededRng;
 use candle_core::{Result, Tensor};
+pub use mldebug_judge::batch_leak::LEAK_TOLERANCE;
+use mldebug_judge::batch_leak::{judge, Future, Measurement};
+use mldebug_report::CheckId;
 
 const ID: CheckId = CheckId::BatchLeak;
-
-/// An output may move this much, relative to the output's largest magnitude, without counting
-/// as a leak: float noise. On CPU the clean zoo moves by exactly 0; GPU kernels may differ in
-/// the last bits. The batch-axis softmax twin moves other samples by 1.6e-3–4.8e-3 (absolute).
-pub const LEAK_TOLERANCE: f64 = 1e-6;
 
 /// Runs on fresh parameters of `M` and its batch.
 pub fn batch_leak<M: DebugModel>(opts: &Options) -> Result<Finding> {
@@ -41,6 +38,72 @@ pub fn batch_leak<M: DebugModel>(opts: &Options) -> Result<Finding> {
 /// Runs on the caller's model (forward passes in eval mode only; nothing is updated).
 pub fn batch_leak_on<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Finding> {
     run(model, batch, opts)
+}
+
+fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Finding> {
+    Ok(judge(&measure(model, batch, opts)?, &opts.ctx(M::task())))
+}
+
+fn measure<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Measurement> {
+    let input = &batch.input;
+    let n = input.dims().first().copied().unwrap_or(0);
+    let mut m = Measurement {
+        batch: n,
+        output_shape: Vec::new(),
+        output_finite: true,
+        ids_all_zero: false,
+        own: 0.0,
+        cross: 0.0,
+        scale: 0.0,
+        future: None,
+    };
+    if n < 2 {
+        return Ok(m);
+    }
+    let base = model.forward(input, false)?;
+    m.output_shape = base.dims().to_vec();
+    let [_, _, non_finite] = super::read::stats(&base)?;
+    m.output_finite = non_finite == 0.0;
+    let causal = M::task() == Task::CausalLm && input.rank() >= 2 && !input.dtype().is_float();
+    let modulus = if input.dtype().is_float() {
+        1
+    } else if causal {
+        base.dims().last().copied().unwrap_or(1) as i64
+    } else {
+        host_i64(input)?.into_iter().max().unwrap_or(0) + 1
+    };
+    m.ids_all_zero = !input.dtype().is_float() && modulus < 2;
+    if m.precondition().is_some() {
+        return Ok(m);
+    }
+
+    // Across the batch: change the last sample, watch the others.
+    let j = n - 1;
+    let other = model.forward(&changed(input, &[j], None, modulus, opts.seed)?, false)?;
+    (m.own, m.scale) = change(&base.narrow(0, j, 1)?, &other.narrow(0, j, 1)?)?;
+    (m.cross, _) = change(&base.narrow(0, 0, j)?, &other.narrow(0, 0, j)?)?;
+    opts.report_progress(ID, 1, if causal { 2 } else { 1 }, None);
+
+    // Along time: change every sample's tokens after position t, watch positions <= t.
+    if causal {
+        let t_len = input.dims()[1];
+        if t_len >= 2 && base.rank() >= 3 && base.dims()[1] == t_len {
+            let t = t_len / 2 - 1;
+            let rows: Vec<usize> = (0..n).collect();
+            let later = model.forward(
+                &changed(input, &rows, Some(t + 1), modulus, opts.seed)?,
+                false,
+            )?;
+            let (past, _) = change(&base.narrow(1, 0, t + 1)?, &later.narrow(1, 0, t + 1)?)?;
+            let (ahead, _) = change(
+                &base.narrow(1, t + 1, t_len - t - 1)?,
+                &later.narrow(1, t + 1, t_len - t - 1)?,
+            )?;
+            m.future = Some(Future { t, past, ahead });
+        }
+        opts.report_progress(ID, 2, 2, None);
+    }
+    Ok(m)
 }
 
 /// How far one element moved: |x - y|, and infinitely far when one side became NaN or infinite
@@ -113,117 +176,6 @@ fn changed(
         }
         Tensor::from_vec(v, dims, input.device())?.to_dtype(input.dtype())
     }
-}
-
-fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Finding> {
-    let input = &batch.input;
-    let n = input.dims().first().copied().unwrap_or(0);
-    if n < 2 {
-        return Ok(skipped(
-            ID,
-            format!("the batch has {n} sample(s): at least 2 are needed to see one affect another"),
-        ));
-    }
-    let base = model.forward(input, false)?;
-    if base.dims().first() != Some(&n) {
-        return Ok(skipped(
-            ID,
-            format!("the output {:?} does not have the batch ({n}) as its first dim: cannot compare samples", base.dims()),
-        ));
-    }
-    let [_, _, non_finite] = super::read::stats(&base)?;
-    if non_finite > 0.0 {
-        return Ok(skipped(
-            ID,
-            "the output is not finite, so changes cannot be measured (run nan-trace)",
-        ));
-    }
-    let causal = M::task() == Task::CausalLm && input.rank() >= 2 && !input.dtype().is_float();
-    let modulus = if input.dtype().is_float() {
-        1
-    } else if causal {
-        base.dims().last().copied().unwrap_or(1) as i64
-    } else {
-        host_i64(input)?.into_iter().max().unwrap_or(0) + 1
-    };
-    if !input.dtype().is_float() && modulus < 2 {
-        return Ok(skipped(
-            ID,
-            "every token id is 0: there is no other valid id to change one to",
-        ));
-    }
-
-    // Across the batch: change the last sample, watch the others.
-    let j = n - 1;
-    let other = model.forward(&changed(input, &[j], None, modulus, opts.seed)?, false)?;
-    let (own, scale) = change(&base.narrow(0, j, 1)?, &other.narrow(0, j, 1)?)?;
-    let (cross, _) = change(&base.narrow(0, 0, j)?, &other.narrow(0, 0, j)?)?;
-    let tolerance = LEAK_TOLERANCE * scale.max(1e-12);
-    let mut f = Finding::new(ID, Status::Pass, "")
-        .metric("own_change", own)
-        .metric("cross_sample_change", cross)
-        .metric("tolerance", tolerance);
-    opts.report_progress(ID, 1, if causal { 2 } else { 1 }, None);
-
-    // Along time: change every sample's tokens after position t, watch positions <= t.
-    let mut future = None;
-    if causal {
-        let t_len = input.dims()[1];
-        if t_len >= 2 && base.rank() >= 3 && base.dims()[1] == t_len {
-            let t = t_len / 2 - 1;
-            let rows: Vec<usize> = (0..n).collect();
-            let later = model.forward(
-                &changed(input, &rows, Some(t + 1), modulus, opts.seed)?,
-                false,
-            )?;
-            let (past, _) = change(&base.narrow(1, 0, t + 1)?, &later.narrow(1, 0, t + 1)?)?;
-            let (ahead, _) = change(
-                &base.narrow(1, t + 1, t_len - t - 1)?,
-                &later.narrow(1, t + 1, t_len - t - 1)?,
-            )?;
-            f = f
-                .metric("past_change", past)
-                .metric("future_change", ahead)
-                .metric("cut_position", t as f64);
-            future = Some((t, past, ahead));
-        }
-        opts.report_progress(ID, 2, 2, None);
-    }
-
-    let (status, summary) = if cross > tolerance {
-        (
-            Status::Fail,
-            format!("samples leak into each other: changing sample {j} moved the other samples' outputs by {cross:.3e} (a softmax or normalisation over the batch axis?)"),
-        )
-    } else if let Some((t, past, _)) = future.filter(|&(_, past, _)| past > tolerance) {
-        (
-            Status::Fail,
-            format!("future tokens leak: changing tokens after position {t} moved the logits at positions <= {t} by {past:.3e} (causal mask missing or wrong?)"),
-        )
-    } else if own <= tolerance {
-        return Ok(skipped(
-            ID,
-            format!("changing sample {j} did not change its own output: cannot tell a leak from a model that ignores its input"),
-        ));
-    } else if let Some((t, _, _)) = future.filter(|&(_, _, ahead)| ahead <= tolerance) {
-        (
-            Status::Skipped,
-            format!("no cross-sample leak, but changing tokens after position {t} moved no logit at all: the causal part cannot be judged"),
-        )
-    } else {
-        (
-            Status::Pass,
-            if let Some((t, past, ahead)) = future {
-                format!("no leak: changing sample {j} moved the others by {cross:.1e}; changing tokens after position {t} moved earlier logits by {past:.1e} (later ones by {ahead:.2e})")
-            } else {
-                format!("no leak: changing sample {j} moved its own output by {own:.2e} and the others by {cross:.1e}")
-            },
-        )
-    };
-    f.status = status;
-    f.summary = summary;
-    f.next = next_for(ID, status, opts);
-    Ok(f)
 }
 
 #[cfg(test)]

@@ -19,14 +19,13 @@
 //! Read: find what holds tensors across steps (a cache, a list of losses kept with their graph;
 //! store `loss.to_scalar()` or detached copies instead).
 
-use super::{next_for, skipped};
+use super::skipped;
 use crate::memory::{alloc, measure};
 use crate::model::DebugModel;
 use crate::options::Options;
-use crate::report::{CheckId, Finding, Series};
+use crate::report::{CheckId, Finding};
 use candle_core::{Device, Result};
-use mldebug_memory::judge::judge;
-use mldebug_memory::measured::Measurement;
+use mldebug_judge::memory::{judge, Measurement};
 
 const ID: CheckId = CheckId::Memory;
 
@@ -45,49 +44,10 @@ pub fn memory<M: DebugModel>(opts: &Options) -> Result<Finding> {
         ));
     }
     let run = measure::measure::<M>(opts, measure::BatchLayout::default())?;
-    let v = judge(&run.measurement, Some(&run.estimate));
-    let mut f = Finding::new(ID, v.status, v.summary).next(next_for(ID, v.status, opts));
-    for (k, x) in v.metrics {
-        f = f.metric(&k, x);
-    }
-    f = f.metric("graph_bytes", run.graph.bytes as f64);
-    f.details = v.details;
-    f.series = series(&run.measurement);
-    Ok(f)
-}
-
-/// The memory timeline (bytes at each stage of each step) and the layer outputs, for `--plot`.
-fn series(m: &Measurement) -> Vec<Series> {
-    let mut timeline = vec![[0.0, m.load]];
-    for (i, s) in m.steps.iter().enumerate() {
-        let x = (i + 1) as f64;
-        timeline.extend([
-            [x, s.forward],
-            [x + 0.25, s.backward],
-            [x + 0.5, s.optimizer_step],
-            [x + 0.75, s.end],
-        ]);
-    }
-    let mut out = vec![Series {
-        name: "timeline".into(),
-        x_label: "step (+0 forward, +0.25 backward, +0.5 optimizer step, +0.75 after)".into(),
-        y_label: "bytes".into(),
-        points: timeline,
-        labels: Vec::new(),
-    }];
-    if !m.modules.is_empty() {
-        out.push(Series {
-            name: "layer_outputs".into(),
-            x_label: "layer".into(),
-            y_label: "output bytes".into(),
-            points: m
-                .modules
-                .iter()
-                .enumerate()
-                .map(|(i, x)| [i as f64, x.bytes])
-                .collect(),
-            labels: m.modules.iter().map(|x| x.module.clone()).collect(),
-        });
-    }
-    out
+    let m = Measurement {
+        run: run.measurement,
+        estimate: Some(run.estimate),
+        graph_bytes: Some(run.graph.bytes as f64),
+    };
+    Ok(judge(&m, &opts.ctx(M::task())))
 }

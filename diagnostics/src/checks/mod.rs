@@ -56,7 +56,7 @@ pub use overfit::overfit;
 
 use crate::model::DebugModel;
 use crate::options::Options;
-use crate::report::{CheckId, Finding, Report, Status};
+use crate::report::{CheckId, Finding, Report};
 
 /// Run `ids` on fresh parameters of `M` and collect one finding per check, in the order given.
 ///
@@ -99,20 +99,9 @@ pub fn run_one<M: DebugModel>(id: CheckId, opts: &Options) -> Finding {
     }
 }
 
-/// At most this many further lines of an error (a backtrace can run to hundreds).
-const ERROR_DETAIL_LINES: usize = 12;
-
 fn error_finding(id: CheckId, message: &str, opts: &Options) -> Finding {
     // Errors from candle can span lines (backtraces); the summary stays one line.
-    let mut lines = message.lines();
-    let first = lines.next().unwrap_or("").trim().to_string();
-    let mut finding = Finding::new(id, Status::Error, first).next(opts.check_command(id));
-    finding.details = lines
-        .map(str::to_string)
-        .filter(|l| !l.trim().is_empty())
-        .take(ERROR_DETAIL_LINES)
-        .collect();
-    finding
+    mldebug_judge::error_finding(id, message, &opts.ctx(crate::model::Task::Classification))
 }
 
 /// `cpu`, `cuda:0`, `metal:0`: how the report names a device.
@@ -124,30 +113,5 @@ pub fn device_name(device: &candle_core::Device) -> String {
     }
 }
 
-/// `mldebug show check-<id>`: where a person reads how to fix what a check found.
-pub(crate) fn show_command(id: CheckId) -> String {
-    format!("mldebug show {}", id.entry())
-}
-
 /// A finding for a model or task the check cannot judge (never a pass).
-pub(crate) fn skipped(id: CheckId, reason: impl Into<String>) -> Finding {
-    Finding::new(id, Status::Skipped, reason).next(show_command(id))
-}
-
-/// The command after a check that passed: the next check in the order `all` runs them, and after
-/// the last one, every check at once.
-pub(crate) fn next_after(id: CheckId, opts: &Options) -> String {
-    let order = CheckId::ALL;
-    match order.iter().position(|&c| c == id) {
-        Some(i) if i + 1 < order.len() => opts.check_command(order[i + 1]),
-        _ => crate::report::check_command("all", &opts.model_label),
-    }
-}
-
-/// `next_after` for a pass, the catalog entry otherwise.
-pub(crate) fn next_for(id: CheckId, status: Status, opts: &Options) -> String {
-    match status {
-        Status::Pass => next_after(id, opts),
-        _ => show_command(id),
-    }
-}
+pub(crate) use mldebug_judge::skipped;

@@ -28,24 +28,16 @@ use super::buffers;
 use super::fresh::{restoring, Fresh};
 use super::optimizer::CheckOptimizer;
 use super::read::stats;
-use super::{next_for, show_command};
 use crate::init::ParamStore;
 use crate::model::{Batch, DebugModel};
 use crate::options::Options;
-use crate::report::{CheckId, Finding, Status};
+use crate::report::{CheckId, Finding};
 use crate::trace::{record, Frame, Recorder, StepSummary};
 use candle_core::{DType, Result};
+use mldebug_judge::nan_trace::{judge, Culprit, FrameRow, Measurement};
+pub use mldebug_judge::nan_trace::{NAN_TRACE_STEPS, NEAR_MAX_HEADROOM};
 
 const ID: CheckId = CheckId::NanTrace;
-
-/// Training steps traced: a non-finite value born in the forward pass shows at step 0, one made by
-/// a bad update within the first few steps (the zoo's NaN twins fail at step 0; an optimizer step
-/// that overflows a parameter is caught by the scan after each step); few enough to stay cheap.
-pub const NAN_TRACE_STEPS: usize = 5;
-/// Warn when the largest value seen is within this factor of the dtype's largest finite number:
-/// one more multiply or sum of that size overflows (f16: above 655; f32: above 3.4e36). The
-/// clean zoo peaks at 4.8–11.5 in f32, raw 0–255 pixels at 608.
-pub const NEAR_MAX_HEADROOM: f64 = 100.0;
 
 /// Runs on fresh parameters of `M`.
 pub fn nan_trace<M: DebugModel>(opts: &Options) -> Result<Finding> {
@@ -61,15 +53,6 @@ pub fn nan_trace_on<M: DebugModel>(
     opts: &Options,
 ) -> Result<Finding> {
     restoring(params, || run(model, params, batch, opts))
-}
-
-/// Where the first non-finite value was found.
-struct Culprit {
-    step: usize,
-    frame: Frame,
-    before: Vec<Frame>,
-    /// Found by the scan of parameters or gradients, not by a frame.
-    scanned: Option<String>,
 }
 
 fn run<M: DebugModel>(
@@ -105,12 +88,7 @@ fn run<M: DebugModel>(
         traced_modules = traced_modules.max(summary.frames_recorded.saturating_sub(own_frames));
         max_abs = max_abs.max(summary.max_abs);
         if let Some(frame) = summary.first_non_finite {
-            culprit = Some(Culprit {
-                step,
-                frame,
-                before: summary.frames_before,
-                scanned: None,
-            });
+            culprit = Some(self::culprit(step, &frame, &summary.frames_before, None));
             break;
         }
         let grads = loss.backward()?;
@@ -120,12 +98,7 @@ fn run<M: DebugModel>(
             |v| grads.get(v.as_tensor()).cloned(),
             "gradient",
         )? {
-            culprit = Some(Culprit {
-                step,
-                before: recorder.frames(),
-                frame,
-                scanned: Some(name),
-            });
+            culprit = Some(self::culprit(step, &frame, &recorder.frames(), Some(name)));
             break;
         }
         opt.step(&grads)?;
@@ -135,12 +108,7 @@ fn run<M: DebugModel>(
             |v| Some(v.as_tensor().clone()),
             "parameter",
         )? {
-            culprit = Some(Culprit {
-                step,
-                before: recorder.frames(),
-                frame,
-                scanned: Some(name),
-            });
+            culprit = Some(self::culprit(step, &frame, &recorder.frames(), Some(name)));
             break;
         }
         opts.report_progress(
@@ -151,7 +119,15 @@ fn run<M: DebugModel>(
         );
     }
     drop(recorder);
-    Ok(judge(culprit, max_abs, traced_modules, opts))
+    let m = Measurement {
+        steps: NAN_TRACE_STEPS,
+        culprit,
+        max_abs: f64::from(max_abs),
+        traced_modules,
+        dtype: format!("{:?}", opts.dtype),
+        dtype_max: dtype_max(opts.dtype),
+    };
+    Ok(judge(&m, &opts.ctx(M::task())))
 }
 
 /// The first variable (by name) whose `pick` (its value or its gradient) holds a NaN or an
@@ -198,65 +174,24 @@ fn dtype_max(dtype: DType) -> f64 {
     }
 }
 
-fn judge(culprit: Option<Culprit>, max_abs: f32, traced: usize, opts: &Options) -> Finding {
-    let without_wrappers = if traced == 0 {
-        " (no traced layers: only the input, output, loss, parameters and gradients were watched; build with mldebug_diagnostics::nn layers to name modules)"
-    } else {
-        ""
-    };
-    let limit = dtype_max(opts.dtype);
-    let (status, summary, details) = match culprit {
-        Some(c) => {
-            let what = match &c.scanned {
-                Some(name) if c.frame.kind == "buffer" => format!(
-                    "`{name}` after a training step (the forward pass writes it, so the activations it averages overflowed)"
-                ),
-                Some(name) if c.frame.kind == "parameter" => format!(
-                    "`{name}` after the optimizer step (the forward pass and the gradients were finite): the update overflowed or divided by zero"
-                ),
-                Some(name) => format!("`{name}` after a finite forward pass: the backward pass overflowed or divided by zero"),
-                None if c.frame.module == "loss" => {
-                    "the loss, from a finite model output: log(0), 0/0 (every target masked?) or an overflow inside the loss".to_string()
-                }
-                None if c.frame.module == "input" => "the input batch itself".to_string(),
-                None => format!("`{}` ({}) {:?}", c.frame.module, c.frame.kind, c.frame.shape),
-            };
-            let mut lines = vec![crate::trace::FRAME_HEADER.to_string()];
-            lines.extend(c.before.iter().map(|f| f.to_string()));
-            lines.push(format!("{}  <-- first non-finite", c.frame));
-            (
-                Status::Fail,
-                format!(
-                    "step {}: first non-finite value ({} of them) in {what}{without_wrappers}",
-                    c.step, c.frame.non_finite
-                ),
-                lines,
-            )
-        }
-        None if f64::from(max_abs) * NEAR_MAX_HEADROOM > limit => (
-            Status::Warn,
-            format!(
-                "all finite over {NAN_TRACE_STEPS} steps, but values reach {max_abs:.2e}, within {NEAR_MAX_HEADROOM}x of the {:?} limit {limit:.2e}",
-                opts.dtype
-            ),
-            Vec::new(),
-        ),
-        None => (
-            Status::Pass,
-            format!("all finite over {NAN_TRACE_STEPS} training steps (largest value {max_abs:.2e}){without_wrappers}"),
-            Vec::new(),
-        ),
-    };
-    let mut f = Finding::new(ID, status, summary)
-        .metric("steps", NAN_TRACE_STEPS as f64)
-        .metric("max_abs", f64::from(max_abs))
-        .metric("dtype_max", limit)
-        .metric("traced_modules", traced as f64)
-        .next(if status == Status::Fail {
-            show_command(ID)
-        } else {
-            next_for(ID, status, opts)
-        });
-    f.details = details;
-    f
+/// A recorded frame as the judgement reads it.
+fn row(f: &Frame) -> FrameRow {
+    FrameRow {
+        module: f.module.clone(),
+        kind: f.kind.to_string(),
+        shape: f.shape.clone(),
+        abs_min: f64::from(f.abs_min),
+        abs_max: f64::from(f.abs_max),
+        non_finite: f.non_finite,
+    }
+}
+
+/// The first non-finite value, with the frames before it.
+fn culprit(step: usize, frame: &Frame, before: &[Frame], scanned: Option<String>) -> Culprit {
+    Culprit {
+        step,
+        frame: row(frame),
+        before: before.iter().map(row).collect(),
+        scanned,
+    }
 }

@@ -15,7 +15,6 @@ pub mod entry;
 pub mod layers;
 #[cfg(feature = "llama")]
 pub mod llama_candle;
-pub mod matrix;
 pub mod mlp;
 pub mod mlp_twins;
 pub mod tiny_gpt;
@@ -49,6 +48,19 @@ pub struct ZooModel {
     /// The memory estimate of fresh parameters on the model's batch, without measuring
     /// (`mldebug memory --model zoo::<name>`).
     pub estimate: Estimator,
+}
+
+impl ZooModel {
+    /// The model as the demo matrix sees it.
+    pub fn matrix_model(&self) -> mldebug_judge::matrix::MatrixModel {
+        mldebug_judge::matrix::MatrixModel {
+            name: self.name.to_string(),
+            clean: self.clean,
+            twin_of: self.twin_of.map(str::to_string),
+            breaks: self.breaks.to_string(),
+            fails: self.fails.to_vec(),
+        }
+    }
 }
 
 /// [`ZooModel::estimate`]'s type.

@@ -1,9 +1,22 @@
-//! The demo matrix: every check over the zoo, each verdict laid beside the one a correct
-//! mldebug must give (buggy twins fail the checks they break; clean models fail none).
+//! The demo matrix: every check over a zoo (candle's built-in one, or the PyTorch one), each
+//! verdict laid beside the one a correct mldebug must give (buggy twins fail the checks they
+//! break; clean models fail none).
 
-use super::ZooModel;
-use crate::{CheckId, Report, Status};
+use mldebug_report::{CheckId, Report, Status};
 use serde::Serialize;
+
+/// A zoo model as the matrix sees it, whichever framework runs it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MatrixModel {
+    pub name: String,
+    pub clean: bool,
+    /// The clean model this one is a buggy twin of.
+    pub twin_of: Option<String>,
+    /// The bug, in a few words (empty for a clean model).
+    pub breaks: String,
+    /// The checks it must fail.
+    pub fails: Vec<CheckId>,
+}
 
 /// What a correct mldebug must answer for one model × check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -50,10 +63,10 @@ pub struct MatrixCell {
 /// One zoo model's row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatrixRow {
-    pub model: &'static str,
+    pub model: String,
     pub clean: bool,
-    pub twin_of: Option<&'static str>,
-    pub breaks: &'static str,
+    pub twin_of: Option<String>,
+    pub breaks: String,
     pub cells: Vec<MatrixCell>,
 }
 
@@ -74,7 +87,7 @@ pub struct DemoMatrix {
 
 impl DemoMatrix {
     /// Lay out the reports (one per model, in zoo order) against the models' expectations.
-    pub fn build(models: &[&ZooModel], reports: &[Report], checks: &[CheckId]) -> DemoMatrix {
+    pub fn build(models: &[MatrixModel], reports: &[Report], checks: &[CheckId]) -> DemoMatrix {
         let rows: Vec<MatrixRow> = models
             .iter()
             .zip(reports)
@@ -101,7 +114,7 @@ impl DemoMatrix {
     }
 }
 
-fn row(model: &ZooModel, report: &Report, checks: &[CheckId]) -> MatrixRow {
+fn row(model: &MatrixModel, report: &Report, checks: &[CheckId]) -> MatrixRow {
     let cells = checks
         .iter()
         .map(|&check| {
@@ -126,10 +139,10 @@ fn row(model: &ZooModel, report: &Report, checks: &[CheckId]) -> MatrixRow {
         })
         .collect();
     MatrixRow {
-        model: model.name,
+        model: model.name.clone(),
         clean: model.clean,
-        twin_of: model.twin_of,
-        breaks: model.breaks,
+        twin_of: model.twin_of.clone(),
+        breaks: model.breaks.clone(),
         cells,
     }
 }
@@ -137,7 +150,7 @@ fn row(model: &ZooModel, report: &Report, checks: &[CheckId]) -> MatrixRow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Finding, Options};
+    use mldebug_report::Finding;
 
     /// A report where every check in `failing` fails and the others pass.
     fn report_failing(failing: &[CheckId]) -> Report {
@@ -159,35 +172,24 @@ mod tests {
         }
     }
 
-    fn never_estimate(
-        _: &Options,
-        _: crate::memory::measure::BatchLayout,
-    ) -> candle_core::Result<mldebug_memory::measured::ModelEstimate> {
-        unreachable!("the matrix is built from reports, not by estimating models")
+    fn models() -> [MatrixModel; 2] {
+        [
+            MatrixModel {
+                name: "clean".into(),
+                clean: true,
+                twin_of: None,
+                breaks: String::new(),
+                fails: Vec::new(),
+            },
+            MatrixModel {
+                name: "twin".into(),
+                clean: false,
+                twin_of: Some("clean".into()),
+                breaks: "a bug".into(),
+                fails: vec![CheckId::GradFlow],
+            },
+        ]
     }
-
-    fn never_run(_: &[CheckId], _: &Options) -> Report {
-        unreachable!("the matrix is built from reports, not by running models")
-    }
-
-    const CLEAN: ZooModel = ZooModel {
-        name: "clean",
-        clean: true,
-        twin_of: None,
-        breaks: "",
-        fails: &[],
-        run: never_run,
-        estimate: never_estimate,
-    };
-    const TWIN: ZooModel = ZooModel {
-        name: "twin",
-        clean: false,
-        twin_of: Some("clean"),
-        breaks: "a bug",
-        fails: &[CheckId::GradFlow],
-        run: never_run,
-        estimate: never_estimate,
-    };
 
     #[test]
     fn the_matrix_counts_expected_verdicts_only() {
@@ -195,7 +197,7 @@ mod tests {
             report_failing(&[]),
             report_failing(&[CheckId::GradFlow, CheckId::Overfit]),
         ];
-        let m = DemoMatrix::build(&[&CLEAN, &TWIN], &reports, &CheckId::ALL);
+        let m = DemoMatrix::build(&models(), &reports, &CheckId::ALL);
         // A no-fail cell per check on the clean model, 1 fail cell on the twin; its overfit fail
         // is free.
         let n = CheckId::ALL.len();
@@ -210,14 +212,14 @@ mod tests {
     fn a_missed_bug_or_a_false_alarm_fails_the_demo() {
         let missed = [report_failing(&[]), report_failing(&[])];
         let n = CheckId::ALL.len();
-        let m = DemoMatrix::build(&[&CLEAN, &TWIN], &missed, &CheckId::ALL);
+        let m = DemoMatrix::build(&models(), &missed, &CheckId::ALL);
         assert_eq!((m.matched, m.expected), (n, n + 1));
         assert!(!m.all_matched());
         let false_alarm = [
             report_failing(&[CheckId::InitLoss]),
             report_failing(&[CheckId::GradFlow]),
         ];
-        let m = DemoMatrix::build(&[&CLEAN, &TWIN], &false_alarm, &CheckId::ALL);
+        let m = DemoMatrix::build(&models(), &false_alarm, &CheckId::ALL);
         assert_eq!((m.matched, m.expected), (n, n + 1));
     }
 
@@ -225,7 +227,7 @@ mod tests {
     fn a_check_missing_from_a_report_is_an_error_cell() {
         let mut partial = report_failing(&[CheckId::GradFlow]);
         partial.checks.retain(|f| f.check != CheckId::BatchLeak);
-        let m = DemoMatrix::build(&[&TWIN], &[partial], &CheckId::ALL);
+        let m = DemoMatrix::build(&models()[1..], &[partial], &CheckId::ALL);
         assert_eq!(m.errors, 1);
         assert!(!m.all_matched());
     }

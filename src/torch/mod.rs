@@ -1,0 +1,176 @@
+//! Run the checks on a PyTorch model: `mldebug check all --torch model.py:Net` (or
+//! `--torch hf:DIR [--lora ...]`).
+//!
+//! The binary embeds the driver (`torch/driver.py`) and runs it with the user's own interpreter
+//! (`--python`, else `$MLDEBUG_PYTHON`, else the active virtualenv's, else `python3`): nothing
+//! to install beside the torch the user already has. The driver **measures** and writes JSON
+//! lines (`torch/CONTRACT.md`); this module reads them and hands every measurement to the same
+//! judgement the candle checks use (`mldebug-judge`), so a verdict means the same whichever
+//! framework measured it.
+//!
+//! - [`target`]: `--torch` and `--lora`, parsed strictly;
+//! - [`events`]: the driver's output lines;
+//! - [`driver`]: starting the interpreter with the driver and reading its lines, under the
+//!   time limit.
+
+pub mod driver;
+pub mod events;
+pub mod target;
+pub mod zoo;
+
+use crate::{Error, Result};
+use events::{CheckEvent, Hello};
+use mldebug_judge::label_mask::Labels;
+use mldebug_judge::{error_finding, judge_json, skipped, Ctx};
+use mldebug_report::{CheckId, Finding, Report, Subject, Task};
+use std::path::PathBuf;
+use std::time::Duration;
+use target::{Lora, Target};
+
+/// The embedded driver, run with `python -c`.
+pub const DRIVER: &str = include_str!("../../torch/driver.py");
+
+/// Everything a torch run needs.
+#[derive(Debug, Clone)]
+pub struct TorchSettings {
+    /// `--torch` as typed (the report's model and the next commands repeat it).
+    pub spec: String,
+    pub target: Target,
+    pub lora: Option<Lora>,
+    /// `--lora` as typed.
+    pub lora_spec: Option<String>,
+    pub python: Option<PathBuf>,
+    pub checks: Vec<CheckId>,
+    pub seed: u64,
+    pub steps: usize,
+    pub learning_rate: f64,
+    /// `cpu`, `cuda:0`.
+    pub device: String,
+    pub timeout: Duration,
+    /// Draw progress on stderr.
+    pub progress: bool,
+    /// Threads torch may use (`OMP_NUM_THREADS`); `None` leaves torch's default.
+    pub threads: Option<usize>,
+}
+
+impl TorchSettings {
+    /// How the next command names this model: `--torch` and, when given, `--lora`.
+    pub fn subject(&self) -> Subject {
+        let mut s = self.spec.clone();
+        if let Some(l) = &self.lora_spec {
+            s.push_str(&format!(" --lora {l}"));
+        }
+        if let Some(p) = &self.python {
+            s.push_str(&format!(" --python {}", p.display()));
+        }
+        Subject::Torch(s)
+    }
+}
+
+/// Runs the driver and judges what it measured: one finding per requested check, in order.
+pub fn run_check(settings: &TorchSettings) -> Result<Report> {
+    let run = driver::run(settings)?;
+    let hello = run.hello.as_ref();
+    let ctx = Ctx {
+        subject: settings.subject(),
+        task: hello.map_or(Task::Classification, |h| h.task),
+        steps: settings.steps,
+        learning_rate: settings.learning_rate,
+    };
+    let labels = hello.map_or(Labels::Shifted, |h| h.labels);
+    let checks = settings
+        .checks
+        .iter()
+        .map(|&id| match run.checks.iter().find(|c| c.check == id) {
+            Some(event) => judge_event(event, labels, &ctx),
+            None => missing(id, &run, &ctx),
+        })
+        .collect();
+    Ok(Report {
+        model: settings.spec.clone(),
+        device: hello.map_or_else(|| settings.device.clone(), |h| h.device.clone()),
+        seed: settings.seed,
+        checks,
+    })
+}
+
+fn judge_event(event: &CheckEvent, labels: Labels, ctx: &Ctx) -> Finding {
+    let id = event.check;
+    if let Some(err) = &event.error {
+        let mut message = format!("the model raised: {}", err.message);
+        for line in &err.traceback {
+            message.push('\n');
+            message.push_str(line);
+        }
+        return error_finding(id, &message, ctx);
+    }
+    if let Some(reason) = &event.skipped {
+        return skipped(id, reason.clone());
+    }
+    match &event.measurement {
+        Some(value) => judge_json(id, value.clone(), labels, ctx).unwrap_or_else(|e| {
+            error_finding(
+                id,
+                &format!("{e} (the embedded driver and this mldebug disagree: a bug in mldebug)"),
+                ctx,
+            )
+        }),
+        None => error_finding(
+            id,
+            "the driver wrote neither a measurement, a reason nor an error",
+            ctx,
+        ),
+    }
+}
+
+/// A check the driver never reported: it crashed or timed out before.
+fn missing(id: CheckId, run: &driver::Run, ctx: &Ctx) -> Finding {
+    let mut message = run.ended.clone();
+    for line in &run.tail {
+        message.push('\n');
+        message.push_str(line);
+    }
+    error_finding(id, &message, ctx)
+}
+
+/// The driver's own verdict on a start-up problem, mapped to the CLI's errors.
+pub(crate) fn startup_error(code: Option<i32>, python: &str, tail: &[String]) -> Option<Error> {
+    let last = tail
+        .iter()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .cloned()
+        .unwrap_or_default();
+    match code {
+        Some(driver::EXIT_NO_TORCH) => Some(Error::usage(format!(
+            "{python} cannot import torch ({last}); install it there (`{python} -m pip install torch`) or pass --python with an interpreter that has it"
+        ))),
+        Some(driver::EXIT_BAD_MODEL) => Some(Error::usage(format!(
+            "the model could not be loaded: {last}{}",
+            if tail.len() > 1 {
+                format!("\n{}", tail.join("\n"))
+            } else {
+                String::new()
+            }
+        ))),
+        _ => None,
+    }
+}
+
+/// The hello line, for a note on stderr: versions and the driver's start-up cost.
+pub fn describe(hello: &Hello) -> String {
+    let mut s = format!("python {}, torch {}", hello.python, hello.torch);
+    if let Some(t) = &hello.transformers {
+        s.push_str(&format!(", transformers {t}"));
+    }
+    if let Some(p) = &hello.peft {
+        s.push_str(&format!(", peft {p}"));
+    }
+    if let Some(n) = hello.parameters {
+        s.push_str(&format!("; {n} parameters"));
+    }
+    if let Some(t) = hello.startup_s {
+        s.push_str(&format!("; started in {t:.1}s"));
+    }
+    s
+}

@@ -1,0 +1,180 @@
+//! The CLI around the driver: exit codes, errors from the user's code, a broken protocol, a
+//! Python without torch, stray prints.
+
+use super::support::{mldebug, python, statuses};
+
+const MODELS: &str = "tests/fixtures/torch/models.py";
+
+fn target(name: &str) -> String {
+    format!("{MODELS}:{name}")
+}
+
+#[test]
+fn a_clean_model_fails_nothing_and_the_next_commands_name_the_torch_form() {
+    let out = mldebug(&["--json", "check", "all", "--torch", &target("Mlp")]);
+    let (checks, doc) = statuses(&out);
+    assert_eq!(checks.len(), 8, "{checks:?}");
+    for (check, status) in &checks {
+        assert!(
+            status != "fail" && status != "error",
+            "{check}: {status}\n{doc:#}"
+        );
+    }
+    assert_eq!(out.status.code(), Some(0));
+    let next = doc["checks"][0]["next"].as_str().unwrap();
+    assert_eq!(
+        next,
+        format!("mldebug check class-balance --torch {}", target("Mlp"))
+    );
+    assert_eq!(doc["model"], target("Mlp"));
+}
+
+#[test]
+fn a_detached_layer_fails_grad_flow_and_names_it() {
+    let out = mldebug(&[
+        "--json",
+        "check",
+        "grad-flow",
+        "--torch",
+        &target("Detached"),
+    ]);
+    let (checks, doc) = statuses(&out);
+    assert_eq!(
+        checks,
+        [("grad-flow".to_string(), "fail".to_string())],
+        "{doc:#}"
+    );
+    let summary = doc["checks"][0]["summary"].as_str().unwrap();
+    assert!(summary.contains("fc1.weight"), "{summary}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn an_error_in_the_users_forward_is_an_error_with_its_traceback() {
+    let out = mldebug(&[
+        "--json",
+        "check",
+        "all",
+        "--torch",
+        &target("RaisesInForward"),
+    ]);
+    let (checks, doc) = statuses(&out);
+    let errors: Vec<&str> = checks
+        .iter()
+        .filter(|(_, s)| s == "error")
+        .map(|(c, _)| c.as_str())
+        .collect();
+    assert!(
+        errors.contains(&"grad-flow") && errors.contains(&"overfit"),
+        "{checks:?}"
+    );
+    let grad = &doc["checks"][3];
+    assert!(
+        grad["summary"]
+            .as_str()
+            .unwrap()
+            .contains("shapes do not match"),
+        "{grad:#}"
+    );
+    let details = grad["details"].to_string();
+    assert!(
+        details.contains("my_forward") || details.contains("forward"),
+        "{details}"
+    );
+    // class-balance reads only the batch, so it still runs.
+    assert!(
+        checks
+            .iter()
+            .any(|(c, s)| c == "class-balance" && s == "pass"),
+        "{checks:?}"
+    );
+    assert_eq!(out.status.code(), Some(4));
+}
+
+#[test]
+fn a_broken_protocol_or_a_missing_name_is_a_usage_error() {
+    for name in ["NoBatch", "Nowhere"] {
+        let out = mldebug(&["check", "all", "--torch", &target(name)]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(name), "{name}: {err}");
+    }
+    let out = mldebug(&[
+        "check",
+        "all",
+        "--torch",
+        "tests/fixtures/torch/nope.py:Net",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such file"));
+}
+
+#[test]
+fn a_python_without_torch_is_exit_2_with_the_install_hint() {
+    // `-S` hides site-packages, so the same interpreter cannot import torch.
+    let dir = std::env::temp_dir().join(format!("mldebug-notorch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let shim = dir.join("python");
+    std::fs::write(
+        &shim,
+        format!("#!/bin/sh\nexec '{}' -S \"$@\"\n", python().display()),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(["check", "init-loss", "--torch", &target("Mlp"), "--python"])
+        .arg(&shim)
+        .current_dir(super::support::repo())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot import torch") && err.contains("pip install torch"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn prints_from_the_users_code_do_not_break_the_report() {
+    let out = mldebug(&["--json", "check", "init-loss", "--torch", &target("Chatty")]);
+    let (checks, _) = statuses(&out);
+    assert_eq!(checks, [("init-loss".to_string(), "pass".to_string())]);
+}
+
+#[test]
+fn the_same_seed_gives_the_same_numbers() {
+    let run = || {
+        let out = mldebug(&[
+            "--json",
+            "check",
+            "overfit",
+            "--torch",
+            &target("Mlp"),
+            "--seed",
+            "3",
+        ]);
+        statuses(&out).1["checks"][0]["metrics"].clone()
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn the_torch_report_validates_against_the_output_schema() {
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(super::support::repo().join("schema/output.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    for name in ["Mlp", "Detached", "RaisesInForward"] {
+        let out = mldebug(&["--json", "check", "all", "--torch", &target(name)]);
+        let (_, doc) = statuses(&out);
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}");
+    }
+}

@@ -1,0 +1,75 @@
+//! The Python the torch tests run: `$MLDEBUG_TEST_PYTHON`, else the project's cached venv
+//! (`.ci/torch-venv` creates it outside the clone on first use and reuses it after). Without
+//! one the tests fail with the reason: they never pass silently.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+pub fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The interpreter with torch (created once per test binary).
+pub fn python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        if let Some(p) = std::env::var_os("MLDEBUG_TEST_PYTHON").filter(|p| !p.is_empty()) {
+            return PathBuf::from(p);
+        }
+        let script = repo().join(".ci/torch-venv");
+        let out = Command::new("bash")
+            .arg(&script)
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", script.display()));
+        assert!(
+            out.status.success(),
+            "the torch tests need a Python with torch: {} failed ({}):\n{}\n\
+             Set MLDEBUG_TEST_PYTHON to an interpreter that has torch, transformers and peft.",
+            script.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let path = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        assert!(
+            !path.is_empty(),
+            "{} printed no interpreter",
+            script.display()
+        );
+        PathBuf::from(path)
+    })
+}
+
+/// `mldebug <args>` with the test Python.
+pub fn mldebug(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(args)
+        .env("MLDEBUG_PYTHON", python())
+        .env("NO_COLOR", "1")
+        .current_dir(repo())
+        .output()
+        .expect("run mldebug")
+}
+
+/// The `--json` report's findings as (check, status) pairs, and the document.
+pub fn statuses(out: &Output) -> (Vec<(String, String)>, serde_json::Value) {
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let checks = doc["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| {
+            (
+                c["check"].as_str().unwrap_or("").to_string(),
+                c["status"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    (checks, doc)
+}
