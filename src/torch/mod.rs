@@ -67,8 +67,15 @@ impl TorchSettings {
     }
 }
 
+/// What a torch run gives back: the report, and the driver's hello (versions, parameters,
+/// start-up seconds) when it got that far.
+pub struct Judged {
+    pub report: Report,
+    pub hello: Option<Hello>,
+}
+
 /// Runs the driver and judges what it measured: one finding per requested check, in order.
-pub fn run_check(settings: &TorchSettings) -> Result<Report> {
+pub fn run_check(settings: &TorchSettings) -> Result<Judged> {
     let run = driver::run(settings)?;
     let hello = run.hello.as_ref();
     let ctx = Ctx {
@@ -86,11 +93,15 @@ pub fn run_check(settings: &TorchSettings) -> Result<Report> {
             None => missing(id, &run, &ctx),
         })
         .collect();
-    Ok(Report {
+    let report = Report {
         model: settings.spec.clone(),
         device: hello.map_or_else(|| settings.device.clone(), |h| h.device.clone()),
         seed: settings.seed,
         checks,
+    };
+    Ok(Judged {
+        report,
+        hello: run.hello,
     })
 }
 
