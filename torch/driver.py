@@ -556,11 +556,14 @@ def first_line(e):
 
 
 def stat3(t):
-    """[abs-min, abs-max, finite count] of `t` as one float64 device tensor (no host sync)."""
-    a = t.detach().abs()
-    lo, hi = torch.aminmax(a)
-    finite = torch.isfinite(a).sum(dtype=torch.float64)
-    return torch.stack([lo.double(), hi.double(), finite])
+    """[abs-min, abs-max, finite count] of `t` as one float64 device tensor (no host sync).
+    vector_norm with ord -inf / inf reduces |x| on the fly (no |x| temporary); NaN propagates."""
+    x = t.detach()
+    norm = torch.linalg.vector_norm
+    lo = norm(x, -math.inf).double()
+    hi = norm(x, math.inf).double()
+    finite = torch.isfinite(x).sum(dtype=torch.float64)
+    return torch.stack([lo, hi, finite])
 
 
 class FrameRecorder:
@@ -580,6 +583,7 @@ class FrameRecorder:
         self.rows = []  # device tensors [3] per frame of this step
         self.handles = []
         self.traced = 0
+        self.last = None  # the tensor of the last row, not kept past flush()
         for name, module in model.named_modules():
             if next(module.children(), None) is not None:
                 continue
@@ -599,12 +603,17 @@ class FrameRecorder:
         if t.numel() == 0:
             return
         self.meta.append((module, kind, list(t.shape), t.numel()))
+        # The model output is usually the last layer's output itself: its row is reused.
+        if self.rows and t is self.last:
+            self.rows.append(self.rows[-1])
+            return
+        self.last = t
         self.rows.append(stat3(t))
 
     def flush(self):
         """The frames recorded since the last flush, read back in one transfer."""
         meta, rows = self.meta, self.rows
-        self.meta, self.rows = [], []
+        self.meta, self.rows, self.last = [], [], None
         if not rows:
             return []
         values = torch.stack(rows).cpu().tolist()
