@@ -33,6 +33,7 @@ import random
 import sys
 import time
 import traceback
+import weakref
 
 # Start-up time is counted from here (before `import torch`).
 START = time.perf_counter()
@@ -673,27 +674,26 @@ class Run:
         self.learning_rate = float(request.get("learning_rate", 0.003))
         self.device = torch.device(request.get("device", "cpu"))
         self.events = events
-        self.snapshots = []  # (model, state, training) of models built during one check
+        # (model, state, training) when build() hands out one model it keeps (see `start`).
+        self.shared = None
 
-    def fresh(self, seed, keep=True):
+    def fresh(self, seed):
         """A fresh model (torch seeded first) and its batch, on the device."""
         seed_all(seed)
         model = self.subject.build()
-        if keep:
-            state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            self.snapshots.append((model, state, model.training))
         model.to(self.device)
         inputs, targets = self.subject.batch(seed, self.device)
         return model, inputs, targets
 
     def restore_models(self):
-        """A build() that hands out one shared model gets it back as it was."""
-        for model, state, training in self.snapshots:
-            model.load_state_dict(state)
-            model.train(training)
-            for p in model.parameters():
-                p.grad = None
-        self.snapshots = []
+        """A build() that hands out one shared model gets it back as it was at start-up."""
+        if self.shared is None:
+            return
+        model, state, training = self.shared
+        model.load_state_dict(state)
+        model.train(training)
+        for p in model.parameters():
+            p.grad = None
 
     def progress(self, check, done, total, loss=None):
         event = {"event": "progress", "check": check, "done": done, "total": total}
@@ -1498,7 +1498,17 @@ def start(request, events):
             "%s: build() raised %s: %s" % (subject.label, type(e).__name__, first_line(e))
         )
     parameters = sum(p.numel() for p in model.parameters())
+    # A model that outlives this reference is kept by the user's object: every check would get
+    # that same model, so it is put back after each one.
+    kept = weakref.ref(model)
     del model
+    gc.collect()
+    shared = kept()
+    snapshot = None
+    if shared is not None:
+        state = {k: v.detach().clone() for k, v in shared.state_dict().items()}
+        snapshot = (shared, state, shared.training)
+        del shared
     startup = time.perf_counter() - START
     events.emit(
         {
@@ -1516,7 +1526,9 @@ def start(request, events):
             "startup_s": round(startup, 3),
         }
     )
-    return Run(subject, request, events)
+    run = Run(subject, request, events)
+    run.shared = snapshot
+    return run
 
 
 def run_all(request, events):
