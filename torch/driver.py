@@ -556,15 +556,17 @@ def first_line(e):
 # The frame recorder (nan-trace)
 
 
-def stat3(t):
-    """[abs-min, abs-max, finite count] of `t` as one float64 device tensor (no host sync).
-    vector_norm with ord -inf / inf reduces |x| on the fly (no |x| temporary); NaN propagates."""
-    x = t.detach()
-    norm = torch.linalg.vector_norm
-    lo = norm(x, -math.inf).double()
-    hi = norm(x, math.inf).double()
-    finite = torch.isfinite(x).sum(dtype=torch.float64)
-    return torch.stack([lo, hi, finite])
+def stat2(t):
+    """[abs-min, abs-max] of `t` as one device tensor (no host sync). A NaN propagates to both
+    and an infinity to abs-max, so abs-max is finite exactly when every element is: the
+    non-finite count is computed only for the rows that need it, after the read-back.
+    (aminmax of |x| is 7x cheaper on CPU than vector_norm with ord +-inf, and than counting
+    isfinite on every output.)"""
+    return torch.stack(torch.aminmax(t.detach().abs()))
+
+
+def non_finite_count(t):
+    return int((~torch.isfinite(t.detach())).sum())
 
 
 class FrameRecorder:
@@ -580,8 +582,9 @@ class FrameRecorder:
     """
 
     def __init__(self, model):
-        self.meta = []  # (module, kind, shape, numel) per frame of this step
-        self.rows = []  # device tensors [3] per frame of this step
+        self.meta = []  # (module, kind, shape) per frame of this step
+        self.rows = []  # device tensors [2] per frame of this step
+        self.tensors = []  # the recorded tensors, until flush (to count a non-finite row)
         self.handles = []
         self.traced = 0
         self.last = None  # the tensor of the last row, not kept past flush()
@@ -603,21 +606,22 @@ class FrameRecorder:
     def record(self, module, kind, t):
         if t.numel() == 0:
             return
-        self.meta.append((module, kind, list(t.shape), t.numel()))
+        self.meta.append((module, kind, list(t.shape)))
+        self.tensors.append(t)
         # The model output is usually the last layer's output itself: its row is reused.
         if self.rows and t is self.last:
             self.rows.append(self.rows[-1])
             return
         self.last = t
-        self.rows.append(stat3(t))
+        self.rows.append(stat2(t))
 
     def flush(self):
         """The frames recorded since the last flush, read back in one transfer."""
-        meta, rows = self.meta, self.rows
-        self.meta, self.rows, self.last = [], [], None
+        meta, rows, tensors = self.meta, self.rows, self.tensors
+        self.meta, self.rows, self.tensors, self.last = [], [], [], None
         if not rows:
             return []
-        values = torch.stack(rows).cpu().tolist()
+        values = torch.stack(rows).double().cpu().tolist()
         return [
             {
                 "module": module,
@@ -625,9 +629,9 @@ class FrameRecorder:
                 "shape": shape,
                 "abs_min": v[0],
                 "abs_max": v[1],
-                "non_finite": int(numel - v[2]),
+                "non_finite": 0 if math.isfinite(v[1]) else non_finite_count(t),
             }
-            for (module, kind, shape, numel), v in zip(meta, values)
+            for (module, kind, shape), v, t in zip(meta, values, tensors)
         ]
 
     def remove(self):
@@ -642,9 +646,9 @@ def scan(named, what, buffers=()):
     named = [(n, t) for n, t in named if t is not None and t.is_floating_point() and t.numel()]
     if not named:
         return None
-    values = torch.stack([stat3(t) for _, t in named]).cpu().tolist()
+    values = torch.stack([stat2(t) for _, t in named]).double().cpu().tolist()
     for (name, t), v in zip(named, values):
-        non_finite = int(t.numel() - v[2])
+        non_finite = 0 if math.isfinite(v[1]) else non_finite_count(t)
         if non_finite:
             kind = "buffer" if name in buffers else what
             label = "%s of %s" % (kind, name)
