@@ -33,6 +33,7 @@ import random
 import sys
 import time
 import traceback
+import weakref
 
 # Start-up time is counted from here (before `import torch`).
 START = time.perf_counter()
@@ -555,12 +556,17 @@ def first_line(e):
 # The frame recorder (nan-trace)
 
 
-def stat3(t):
-    """[abs-min, abs-max, finite count] of `t` as one float64 device tensor (no host sync)."""
-    a = t.detach().abs()
-    lo, hi = torch.aminmax(a)
-    finite = torch.isfinite(a).sum(dtype=torch.float64)
-    return torch.stack([lo.double(), hi.double(), finite])
+def stat2(t):
+    """[abs-min, abs-max] of `t` as one device tensor (no host sync). A NaN propagates to both
+    and an infinity to abs-max, so abs-max is finite exactly when every element is: the
+    non-finite count is computed only for the rows that need it, after the read-back.
+    (aminmax of |x| is 7x cheaper on CPU than vector_norm with ord +-inf, and than counting
+    isfinite on every output.)"""
+    return torch.stack(torch.aminmax(t.detach().abs()))
+
+
+def non_finite_count(t):
+    return int((~torch.isfinite(t.detach())).sum())
 
 
 class FrameRecorder:
@@ -576,10 +582,12 @@ class FrameRecorder:
     """
 
     def __init__(self, model):
-        self.meta = []  # (module, kind, shape, numel) per frame of this step
-        self.rows = []  # device tensors [3] per frame of this step
+        self.meta = []  # (module, kind, shape) per frame of this step
+        self.rows = []  # device tensors [2] per frame of this step
+        self.tensors = []  # the recorded tensors, until flush (to count a non-finite row)
         self.handles = []
         self.traced = 0
+        self.last = None  # the tensor of the last row, not kept past flush()
         for name, module in model.named_modules():
             if next(module.children(), None) is not None:
                 continue
@@ -598,16 +606,22 @@ class FrameRecorder:
     def record(self, module, kind, t):
         if t.numel() == 0:
             return
-        self.meta.append((module, kind, list(t.shape), t.numel()))
-        self.rows.append(stat3(t))
+        self.meta.append((module, kind, list(t.shape)))
+        self.tensors.append(t)
+        # The model output is usually the last layer's output itself: its row is reused.
+        if self.rows and t is self.last:
+            self.rows.append(self.rows[-1])
+            return
+        self.last = t
+        self.rows.append(stat2(t))
 
     def flush(self):
         """The frames recorded since the last flush, read back in one transfer."""
-        meta, rows = self.meta, self.rows
-        self.meta, self.rows = [], []
+        meta, rows, tensors = self.meta, self.rows, self.tensors
+        self.meta, self.rows, self.tensors, self.last = [], [], [], None
         if not rows:
             return []
-        values = torch.stack(rows).cpu().tolist()
+        values = torch.stack(rows).double().cpu().tolist()
         return [
             {
                 "module": module,
@@ -615,9 +629,9 @@ class FrameRecorder:
                 "shape": shape,
                 "abs_min": v[0],
                 "abs_max": v[1],
-                "non_finite": int(numel - v[2]),
+                "non_finite": 0 if math.isfinite(v[1]) else non_finite_count(t),
             }
-            for (module, kind, shape, numel), v in zip(meta, values)
+            for (module, kind, shape), v, t in zip(meta, values, tensors)
         ]
 
     def remove(self):
@@ -632,9 +646,9 @@ def scan(named, what, buffers=()):
     named = [(n, t) for n, t in named if t is not None and t.is_floating_point() and t.numel()]
     if not named:
         return None
-    values = torch.stack([stat3(t) for _, t in named]).cpu().tolist()
+    values = torch.stack([stat2(t) for _, t in named]).double().cpu().tolist()
     for (name, t), v in zip(named, values):
-        non_finite = int(t.numel() - v[2])
+        non_finite = 0 if math.isfinite(v[1]) else non_finite_count(t)
         if non_finite:
             kind = "buffer" if name in buffers else what
             label = "%s of %s" % (kind, name)
@@ -664,27 +678,26 @@ class Run:
         self.learning_rate = float(request.get("learning_rate", 0.003))
         self.device = torch.device(request.get("device", "cpu"))
         self.events = events
-        self.snapshots = []  # (model, state, training) of models built during one check
+        # (model, state, training) when build() hands out one model it keeps (see `start`).
+        self.shared = None
 
-    def fresh(self, seed, keep=True):
+    def fresh(self, seed):
         """A fresh model (torch seeded first) and its batch, on the device."""
         seed_all(seed)
         model = self.subject.build()
-        if keep:
-            state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-            self.snapshots.append((model, state, model.training))
         model.to(self.device)
         inputs, targets = self.subject.batch(seed, self.device)
         return model, inputs, targets
 
     def restore_models(self):
-        """A build() that hands out one shared model gets it back as it was."""
-        for model, state, training in self.snapshots:
-            model.load_state_dict(state)
-            model.train(training)
-            for p in model.parameters():
-                p.grad = None
-        self.snapshots = []
+        """A build() that hands out one shared model gets it back as it was at start-up."""
+        if self.shared is None:
+            return
+        model, state, training = self.shared
+        model.load_state_dict(state)
+        model.train(training)
+        for p in model.parameters():
+            p.grad = None
 
     def progress(self, check, done, total, loss=None):
         event = {"event": "progress", "check": check, "done": done, "total": total}
@@ -1489,7 +1502,17 @@ def start(request, events):
             "%s: build() raised %s: %s" % (subject.label, type(e).__name__, first_line(e))
         )
     parameters = sum(p.numel() for p in model.parameters())
+    # A model that outlives this reference is kept by the user's object: every check would get
+    # that same model, so it is put back after each one.
+    kept = weakref.ref(model)
     del model
+    gc.collect()
+    shared = kept()
+    snapshot = None
+    if shared is not None:
+        state = {k: v.detach().clone() for k, v in shared.state_dict().items()}
+        snapshot = (shared, state, shared.training)
+        del shared
     startup = time.perf_counter() - START
     events.emit(
         {
@@ -1507,7 +1530,9 @@ def start(request, events):
             "startup_s": round(startup, 3),
         }
     )
-    return Run(subject, request, events)
+    run = Run(subject, request, events)
+    run.shared = snapshot
+    return run
 
 
 def run_all(request, events):

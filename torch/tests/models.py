@@ -158,3 +158,16 @@ class NoBatch:
 
 
 instance = TinyMlp()
+
+
+class SharedModel:
+    """build() hands out the same model every time: the driver must put it back after a check."""
+
+    def __init__(self):
+        self.model = nn.Sequential(nn.Linear(8, 32), nn.ReLU(), nn.Linear(32, 4))
+
+    def build(self):
+        return self.model
+
+    def batch(self, seed, device):
+        return classification_batch(seed, device)

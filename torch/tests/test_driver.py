@@ -246,6 +246,26 @@ class RngRestored(unittest.TestCase):
             self.assertEqual(random.getstate(), before[1], check)
 
 
+class SharedModelRestored(unittest.TestCase):
+    def test_a_model_build_hands_out_twice_is_put_back(self):
+        driver = load_driver()
+        import torch
+
+        class Collect:
+            def emit(self, obj):
+                pass
+
+        request = {"contract": 1, "target": file_target("SharedModel"), "checks": ["overfit"],
+                   "seed": 0, "steps": 20, "learning_rate": 0.01, "device": "cpu"}
+        run = driver.start(request, Collect())
+        model = run.subject.obj.model
+        before = {k: v.clone() for k, v in model.state_dict().items()}
+        event = driver.run_check(run, "overfit")
+        self.assertGreater(len(event["measurement"]["losses"]), 2)
+        for k, v in model.state_dict().items():
+            self.assertTrue(torch.equal(v, before[k]), k)
+
+
 @unittest.skipUnless(has("transformers"), "transformers is not installed")
 class HuggingFace(unittest.TestCase):
     def test_tiny_llama_all_checks(self):
