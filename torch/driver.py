@@ -243,19 +243,25 @@ def float_inputs(inputs):
 
 
 def default_loss(output, targets, task, labels):
-    """The protocol's default loss: mean cross-entropy over the last dim with -100 ignored (the
-    logits shifted by one first for labels "in_model"); mean squared error for regression."""
+    """The protocol's default loss: mean cross-entropy over the last dim with -100 ignored, 0 when
+    every target is (the logits shifted by one first for labels "in_model"); mean squared error
+    for regression."""
     logits = logits_of(output)
     if task == "regression":
         return F.mse_loss(logits.float(), targets.float().reshape(logits.shape))
     if labels == "in_model":
         logits = logits[..., :-1, :]
         targets = targets[..., 1:]
-    return F.cross_entropy(
+    flat = targets.reshape(-1).long()
+    total = F.cross_entropy(
         logits.reshape(-1, logits.shape[-1]).float(),
-        targets.reshape(-1).long(),
+        flat,
         ignore_index=IGNORE_INDEX,
+        reduction="sum",
     )
+    # The mean over kept targets, and exactly 0 (with zero gradients) when every target is
+    # ignored, as candle's masked cross-entropy: PyTorch's own mean gives 0/0 = NaN there.
+    return total / (flat != IGNORE_INDEX).sum().clamp(min=1)
 
 
 class Subject:
@@ -823,24 +829,37 @@ def check_label_mask(run):
 
 
 def graph_depths(loss):
-    """{id(parameter): rank}: parameters in the loss's autograd graph ranked by their distance
-    from the loss (breadth-first, fewest backward nodes first; ties in discovery order),
-    0 = closest to the loss."""
+    """{id(parameter): rank}: parameters in the loss's autograd graph in topological order from
+    the loss, 0 = closest to it. Kahn's order: a node comes once every node reading its output
+    has come, first come first served; so the head's weight ranks first and an embedding read
+    through the whole residual stream ranks after every block (a breadth-first distance would
+    put it beside the head, through the residual shortcut)."""
     root = loss.grad_fn
     if root is None:
         return {}
-    depths, seen, frontier = {}, {root}, [root]
-    while frontier:
-        following = []
-        for node in frontier:
-            var = getattr(node, "variable", None)
-            if var is not None and id(var) not in depths:
-                depths[id(var)] = len(depths)
-            for child, _ in getattr(node, "next_functions", ()):
-                if child is not None and child not in seen:
-                    seen.add(child)
-                    following.append(child)
-        frontier = following
+
+    def inputs(node):
+        return [c for c, _ in getattr(node, "next_functions", ()) if c is not None]
+
+    readers, stack = {root: 0}, [root]
+    while stack:
+        node = stack.pop()
+        for child in inputs(node):
+            if child not in readers:
+                readers[child] = 0
+                stack.append(child)
+            readers[child] += 1
+    depths, queue, k = {}, [root], 0
+    while k < len(queue):
+        node = queue[k]
+        k += 1
+        var = getattr(node, "variable", None)
+        if var is not None and id(var) not in depths:
+            depths[id(var)] = len(depths)
+        for child in inputs(node):
+            readers[child] -= 1
+            if readers[child] == 0:
+                queue.append(child)
     return depths
 
 
@@ -1362,8 +1381,18 @@ CHECKS = {
 }
 
 
+def user_traceback(e):
+    """The traceback without the driver's own frames and torch's module-call wrappers: what is
+    left points into the user's code (all frames when nothing is left)."""
+    own = {"<string>", os.path.abspath(globals().get("__file__", "<string>"))}
+    wrapper = os.path.join("torch", "nn", "modules", "module.py")
+    frames = traceback.extract_tb(e.__traceback__)
+    kept = [f for f in frames if f.filename not in own and not f.filename.endswith(wrapper)]
+    return traceback.format_list(kept or frames) + traceback.format_exception_only(type(e), e)
+
+
 def error_event(check, e):
-    lines = "".join(traceback.format_exception(type(e), e, e.__traceback__)).splitlines()
+    lines = "".join(user_traceback(e)).splitlines()
     lines = [line for line in lines if line.strip()][-TRACEBACK_LINES:]
     return {
         "event": "check",
