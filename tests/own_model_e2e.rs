@@ -124,13 +124,19 @@ fn an_unedited_crate_fails_grad_flow_naming_the_cut_and_the_layer_norm_lines() {
                 .iter()
                 .find(|d| d.starts_with(&at))
                 .unwrap_or_else(|| panic!("no {at} in {details:#?}"));
-            assert!(hit.contains("`layer_norm(`") && hit.contains("layer_norm_slow"), "{hit}");
+            assert!(
+                hit.contains("`layer_norm(`") && hit.contains("layer_norm_slow"),
+                "{hit}"
+            );
         }
         assert!(
             f["metrics"].get("graph_cuts").is_none(),
             "no traced layers: the cut count is unknown, not 0: {f}"
         );
-        assert!(details.iter().any(|d| d.contains("not traced")), "{details:?}");
+        assert!(
+            details.iter().any(|d| d.contains("not traced")),
+            "{details:?}"
+        );
     }
     assert!(
         before == snapshot(krate.path()),
@@ -154,7 +160,10 @@ fn the_differentiable_twin_passes_grad_flow_over_seeds() {
         args.extend_from_slice(ONE_COMMAND);
         let out = mldebug(clean.path(), &args);
         let f = grad_flow(&out);
-        assert!(f["status"] == "pass" || f["status"] == "warn", "seed {seed}: {f}");
+        assert!(
+            f["status"] == "pass" || f["status"] == "warn",
+            "seed {seed}: {f}"
+        );
         assert_eq!(f["metrics"]["params_without_grad"], 0.0, "{f}");
     }
 }
@@ -168,7 +177,9 @@ fn a_real_batch_with_every_label_masked_fails_label_mask() {
     let input = Tensor::from_vec((0..64u32).map(|i| 1 + i % 40).collect(), (4, 16), &d).unwrap();
     let targets = Tensor::from_vec(vec![-100i64; 64], (4, 16), &d).unwrap();
     mldebug_diagnostics::candle_core::safetensors::save(
-        &[("input", input), ("targets", targets)].into_iter().collect(),
+        &[("input", input), ("targets", targets)]
+            .into_iter()
+            .collect(),
         &batch,
     )
     .unwrap();
@@ -191,8 +202,5 @@ fn a_real_batch_with_every_label_masked_fails_label_mask() {
     let f = grad_flow(&out);
     assert_eq!(f["check"], "label-mask");
     assert_eq!(f["status"], "fail", "{f}");
-    assert!(
-        f["summary"].as_str().unwrap().contains("masked"),
-        "{f}"
-    );
+    assert!(f["summary"].as_str().unwrap().contains("masked"), "{f}");
 }

@@ -18,7 +18,9 @@ fn skill() -> String {
 
 /// The routing table's rows as (what you see, entry, ref path, command).
 fn routes(text: &str) -> Vec<(String, String, String, String)> {
-    let start = text.find("{#route}").expect("SKILL.md has a {#route} section");
+    let start = text
+        .find("{#route}")
+        .expect("SKILL.md has a {#route} section");
     let table = &text[start..];
     let end = table[1..].find("\n## ").map_or(table.len(), |i| i + 1);
     table[..end]
@@ -48,7 +50,10 @@ fn the_skill_fits_its_budget_and_routes_first() {
     );
     let route = text.find("{#route}").unwrap();
     let first_entry = text.find("\n### ").unwrap();
-    assert!(route < first_entry, "the routing table comes before the entries");
+    assert!(
+        route < first_entry,
+        "the routing table comes before the entries"
+    );
     assert!(routes(&text).len() >= 12, "{:?}", routes(&text));
 }
 
@@ -74,10 +79,18 @@ fn every_route_resolves_to_an_entry_a_ref_and_a_command_that_runs() {
             .args([words[1], "--help"])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{seen}: `mldebug {} --help` failed", words[1]);
+        assert!(
+            out.status.success(),
+            "{seen}: `mldebug {} --help` failed",
+            words[1]
+        );
         let help = String::from_utf8_lossy(&out.stdout);
         for flag in words.iter().filter(|w| w.starts_with("--")) {
-            assert!(help.contains(*flag), "{seen}: `{flag}` is not a flag of {}", words[1]);
+            assert!(
+                help.contains(*flag),
+                "{seen}: `{flag}` is not a flag of {}",
+                words[1]
+            );
         }
     }
 }

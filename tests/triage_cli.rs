@@ -209,7 +209,10 @@ fn a_loss_that_falls_then_stalls_reaches_the_plateau_row_not_the_flat_one() {
         "{row}"
     );
     let checks = row["checks"].to_string();
-    assert!(checks.contains("grad-flow") && checks.contains("overfit"), "{checks}");
+    assert!(
+        checks.contains("grad-flow") && checks.contains("overfit"),
+        "{checks}"
+    );
     // And the flat row still answers a loss that never moved.
     assert_eq!(first_row("loss is flat from step 0"), "loss-flat");
 }

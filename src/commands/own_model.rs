@@ -18,11 +18,19 @@ pub const CONFIG_FILE: &str = "mldebug.toml";
 pub struct OwnModelArgs {
     /// The constructor: `TinyLm::new` (takes a candle `VarBuilder`), or a call such as
     /// `'TinyLm::new(&cfg, vb)'` (`cfg` is read from --config).
-    #[arg(long, value_name = "FN|'FN(ARGS)'", help_heading = "Your model, unedited")]
+    #[arg(
+        long,
+        value_name = "FN|'FN(ARGS)'",
+        help_heading = "Your model, unedited"
+    )]
     pub new: Option<String>,
     /// The forward: the type's `candle_nn::Module` impl by default, or `TinyLm::forward`, or a
     /// call with extra arguments `'TinyLm::forward(&input, 0)'` (`&mut self` is fine).
-    #[arg(long, value_name = "FN|'FN(ARGS)'", help_heading = "Your model, unedited")]
+    #[arg(
+        long,
+        value_name = "FN|'FN(ARGS)'",
+        help_heading = "Your model, unedited"
+    )]
     pub forward: Option<String>,
     /// The batch to draw: `tokens:ROWSxLEN` (a causal LM, with --vocab) or
     /// `f32:BATCHxFEATURES` (a classifier, with --classes).
@@ -38,7 +46,12 @@ pub struct OwnModelArgs {
     #[arg(long, value_name = "N", help_heading = "Your model, unedited")]
     pub pad: Option<usize>,
     /// Your real batch instead: a safetensors file holding `input` and `targets`.
-    #[arg(long, value_name = "FILE.safetensors", conflicts_with = "input", help_heading = "Your model, unedited")]
+    #[arg(
+        long,
+        value_name = "FILE.safetensors",
+        conflicts_with = "input",
+        help_heading = "Your model, unedited"
+    )]
     pub batch: Option<PathBuf>,
     /// A JSON file the constructor's `cfg` argument is read from (its type must implement
     /// `serde::Deserialize`).
@@ -108,7 +121,11 @@ impl OwnModelArgs {
 
     /// The model settings these flags describe; a usage error says what is missing.
     pub fn resolve(&self) -> Result<OwnModel> {
-        let new = Call::parse("--new", self.new.as_deref().unwrap_or("new"), Role::Constructor)?;
+        let new = Call::parse(
+            "--new",
+            self.new.as_deref().unwrap_or("new"),
+            Role::Constructor,
+        )?;
         let forward = self
             .forward
             .as_deref()
@@ -145,7 +162,9 @@ impl OwnModelArgs {
         let (kind, dims) = parse_input_spec(spec)?;
         if kind == "tokens" {
             let vocab = self.vocab.ok_or_else(|| {
-                Error::usage(format!("--input {spec}: give the vocabulary size with --vocab N"))
+                Error::usage(format!(
+                    "--input {spec}: give the vocabulary size with --vocab N"
+                ))
             })?;
             let pad = self.pad.unwrap_or(0);
             if vocab < 3 || pad >= dims[1] {
@@ -162,7 +181,9 @@ impl OwnModelArgs {
             })
         } else {
             let classes = self.classes.filter(|&c| c > 0).ok_or_else(|| {
-                Error::usage(format!("--input {spec}: give the number of classes with --classes N"))
+                Error::usage(format!(
+                    "--input {spec}: give the number of classes with --classes N"
+                ))
             })?;
             Ok(Input::Features {
                 shape: dims,
@@ -224,12 +245,20 @@ mod tests {
     #[test]
     fn missing_pieces_are_usage_errors_that_name_the_flag() {
         let e = OwnModelArgs::default().resolve().unwrap_err();
-        assert!(e.message.contains("--input tokens:16x32 --vocab 48"), "{}", e.message);
+        assert!(
+            e.message.contains("--input tokens:16x32 --vocab 48"),
+            "{}",
+            e.message
+        );
         let no_vocab = OwnModelArgs {
             input: Some("tokens:4x8".into()),
             ..Default::default()
         };
-        assert!(no_vocab.resolve().unwrap_err().message.contains("--vocab N"));
+        assert!(no_vocab
+            .resolve()
+            .unwrap_err()
+            .message
+            .contains("--vocab N"));
         let cfg = OwnModelArgs {
             input: Some("f32:4x8".into()),
             classes: Some(3),
@@ -243,7 +272,11 @@ mod tests {
     fn the_file_is_strict_and_errors_name_the_line() {
         let dir = tempfile::tempdir().unwrap();
         assert!(read_file_settings(dir.path()).unwrap().is_none());
-        std::fs::write(dir.path().join(CONFIG_FILE), "input = \"tokens:4x8\"\nvocabb = 3\n").unwrap();
+        std::fs::write(
+            dir.path().join(CONFIG_FILE),
+            "input = \"tokens:4x8\"\nvocabb = 3\n",
+        )
+        .unwrap();
         let e = read_file_settings(dir.path()).unwrap_err();
         assert!(e.message.contains("mldebug.toml: line 2"), "{}", e.message);
     }

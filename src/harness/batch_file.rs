@@ -19,7 +19,12 @@ pub fn task_of(path: &Path) -> Result<Task> {
         header.get(name).ok_or_else(|| {
             let mut names: Vec<&str> = header
                 .as_object()
-                .map(|o| o.keys().map(String::as_str).filter(|k| *k != "__metadata__").collect())
+                .map(|o| {
+                    o.keys()
+                        .map(String::as_str)
+                        .filter(|k| *k != "__metadata__")
+                        .collect()
+                })
                 .unwrap_or_default();
             names.sort_unstable();
             Error::input(
@@ -105,10 +110,18 @@ mod tests {
         let f = file(r#"{"x":{"dtype":"F32","shape":[1],"data_offsets":[0,0]}}"#);
         let e = task_of(f.path()).unwrap_err();
         assert_eq!(e.exit, crate::Exit::Usage);
-        assert!(e.message.contains("no tensor named `input` (it holds x)"), "{}", e.message);
+        assert!(
+            e.message.contains("no tensor named `input` (it holds x)"),
+            "{}",
+            e.message
+        );
         let f = file("{not json");
         let e = task_of(f.path()).unwrap_err();
-        assert!(e.message.contains(&f.path().display().to_string()), "{}", e.message);
+        assert!(
+            e.message.contains(&f.path().display().to_string()),
+            "{}",
+            e.message
+        );
         let short = tempfile::NamedTempFile::new().unwrap();
         assert!(task_of(short.path()).is_err());
     }

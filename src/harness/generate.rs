@@ -159,6 +159,9 @@ pub fn manifest(spec: &Spec, name: &str) -> Result<String> {
             doc.insert(key.into(), v);
         }
     }
+    if !user.has_diagnostics {
+        quick_checks_profile(&mut doc);
+    }
     let body = toml::to_string(&doc)
         .map_err(|e| Error::internal(format!("cannot write the harness manifest: {e}")))?;
     Ok(format!(
@@ -242,6 +245,46 @@ fn diagnostics_spec(user: &UserCrate, own: &Table, root: &Table, user_dir: &Path
     let mut v = Value::Table(spec);
     absolutize_paths(&mut v, &base);
     Ok(v)
+}
+
+/// mldebug's own crates, which a crate without them did not build: compiled without optimisation
+/// or debug info in either profile, so the first check compiles them fast (their time goes into
+/// candle's kernels, which keep the user's optimisation).
+const OWN_CRATES: [&str; 5] = [
+    "mldebug-diagnostics",
+    "mldebug-judge",
+    "mldebug-memory",
+    "mldebug-report",
+    "mldebug-text",
+];
+
+fn quick_checks_profile(doc: &mut Table) {
+    let profiles = doc
+        .entry("profile")
+        .or_insert_with(|| Value::Table(Table::new()));
+    let Value::Table(profiles) = profiles else {
+        return;
+    };
+    for name in ["dev", "release"] {
+        let Value::Table(profile) = profiles
+            .entry(name)
+            .or_insert_with(|| Value::Table(Table::new()))
+        else {
+            continue;
+        };
+        let Value::Table(packages) = profile
+            .entry("package")
+            .or_insert_with(|| Value::Table(Table::new()))
+        else {
+            continue;
+        };
+        for krate in OWN_CRATES {
+            let mut quick = Table::new();
+            quick.insert("opt-level".into(), 0.into());
+            quick.insert("debug".into(), false.into());
+            packages.insert(krate.into(), Value::Table(quick));
+        }
+    }
 }
 
 /// The `mldebug-diagnostics` this mldebug was built with, for a crate that does not depend on

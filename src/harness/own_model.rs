@@ -70,10 +70,14 @@ impl Call {
     /// Parse `TinyLm::new`, `TinyLm::new(&cfg, vb)`, `TinyLm::forward(&input, 0)`.
     pub fn parse(flag: &str, s: &str, role: Role) -> Result<Call> {
         let allowed = match role {
-            Role::Constructor => "`vb`, `&vb`, `cfg`, `&cfg`, a number, `true`, `false`, or \
-                                  `Type::function()`",
-            Role::Forward => "`input`, `&input`, `train`, `!train`, a number, `true`, `false`, \
-                              `None` or `Type::function()`",
+            Role::Constructor => {
+                "`vb`, `&vb`, `cfg`, `&cfg`, a number, `true`, `false`, or \
+                                  `Type::function()`"
+            }
+            Role::Forward => {
+                "`input`, `&input`, `train`, `!train`, a number, `true`, `false`, \
+                              `None` or `Type::function()`"
+            }
         };
         let bad = |why: String| {
             Error::usage(format!(
@@ -238,9 +242,9 @@ pub fn main_source(own: &OwnModel, pkg: &str, model_type: &str, lib: &str, diag:
             vocab,
             pad,
         } => format!("mld::harness::causal_lm_batch({rows}, {len}, {vocab}, {pad}, device, seed)"),
-        Input::Features { shape, classes } => format!(
-            "mld::harness::classification_batch(&{shape:?}, {classes}, device, seed)"
-        ),
+        Input::Features { shape, classes } => {
+            format!("mld::harness::classification_batch(&{shape:?}, {classes}, device, seed)")
+        }
         Input::File { path, .. } => format!(
             "{{\n        let _ = seed;\n        \
              mld::harness::batch_from_safetensors(std::path::Path::new({:?}), device)\n    }}",
@@ -332,8 +336,12 @@ mod tests {
         assert_eq!((c.path.len(), c.args), (2, None));
         let c = Call::parse("--new", "TinyLm::new(&cfg, vb)", Role::Constructor).unwrap();
         assert!(c.wants_config());
-        let c = Call::parse("--forward", "TinyLm::forward(&input, 0, !train)", Role::Forward)
-            .unwrap();
+        let c = Call::parse(
+            "--forward",
+            "TinyLm::forward(&input, 0, !train)",
+            Role::Forward,
+        )
+        .unwrap();
         assert_eq!(c.args.unwrap(), ["&input", "0", "!train"]);
         for bad in [
             "TinyLm::new(vb); std::process::exit(0)",
@@ -356,7 +364,14 @@ mod tests {
             ("tokens".into(), vec![16, 32])
         );
         assert_eq!(parse_input_spec("f32:32x784").unwrap().1, [32, 784]);
-        for bad in ["tokens:16", "i8:3x3", "f32:0x3", "f32:3xa", "tokens16x32", "f32:99999x99999"] {
+        for bad in [
+            "tokens:16",
+            "i8:3x3",
+            "f32:0x3",
+            "f32:3xa",
+            "tokens16x32",
+            "f32:99999x99999",
+        ] {
             let e = parse_input_spec(bad).unwrap_err();
             assert!(e.message.contains("expected `tokens:ROWSxLEN`"), "{bad}");
         }
@@ -366,7 +381,9 @@ mod tests {
     fn the_generated_main_wraps_the_type_and_resolves_paths() {
         let own = OwnModel {
             new: Call::parse("--new", "TinyLm::new(&cfg, vb)", Role::Constructor).unwrap(),
-            forward: Some(Call::parse("--forward", "TinyLm::forward(&input, 0)", Role::Forward).unwrap()),
+            forward: Some(
+                Call::parse("--forward", "TinyLm::forward(&input, 0)", Role::Forward).unwrap(),
+            ),
             input: Input::Tokens {
                 rows: 16,
                 len: 32,
@@ -375,8 +392,17 @@ mod tests {
             },
             config: Some(PathBuf::from("/tmp/cfg.json")),
         };
-        let src = main_source(&own, "tinylm", "tinylm::model::TinyLm", "tinylm", "mldebug_diagnostics");
-        assert!(src.contains("struct Checked(std::cell::RefCell<::tinylm::model::TinyLm>);"), "{src}");
+        let src = main_source(
+            &own,
+            "tinylm",
+            "tinylm::model::TinyLm",
+            "tinylm",
+            "mldebug_diagnostics",
+        );
+        assert!(
+            src.contains("struct Checked(std::cell::RefCell<::tinylm::model::TinyLm>);"),
+            "{src}"
+        );
         assert!(src.contains("config_from_json(\"/tmp/cfg.json\")"), "{src}");
         assert!(
             src.contains("<::tinylm::model::TinyLm>::new(&cfg, vb)"),
@@ -386,7 +412,10 @@ mod tests {
             src.contains("<::tinylm::model::TinyLm>::forward(&mut *model, input, 0)"),
             "{src}"
         );
-        assert!(src.contains("causal_lm_batch(16, 32, 48, 0, device, seed)"), "{src}");
+        assert!(
+            src.contains("causal_lm_batch(16, 32, 48, 0, device, seed)"),
+            "{src}"
+        );
         assert!(src.contains("mld::Task::CausalLm"), "{src}");
 
         let plain = OwnModel {
@@ -401,6 +430,9 @@ mod tests {
         let src = main_source(&plain, "n", "n::Net", "n", "mldebug_diagnostics");
         assert!(src.contains("::n::models::build(vb)"), "{src}");
         assert!(src.contains("Module::forward(&*model, input)"), "{src}");
-        assert!(src.contains("classification_batch(&[8, 4], 3, device, seed)"), "{src}");
+        assert!(
+            src.contains("classification_batch(&[8, 4], 3, device, seed)"),
+            "{src}"
+        );
     }
 }

@@ -124,11 +124,17 @@ mod tests {
             checks: Vec::new(),
         };
         report.checks.push(
-            Finding::new(CheckId::GradFlow, Status::Fail, "3 of 4 parameters get no gradient")
-                .metric("params_without_grad", 3.0),
+            Finding::new(
+                CheckId::GradFlow,
+                Status::Fail,
+                "3 of 4 parameters get no gradient",
+            )
+            .metric("params_without_grad", 3.0),
         );
         let mut clean = report.clone();
-        clean.checks[0].metrics.insert("params_without_grad".into(), 0.0);
+        clean.checks[0]
+            .metrics
+            .insert("params_without_grad".into(), 0.0);
         annotate(&mut report, dir.path());
         let f = &report.checks[0];
         assert!(
@@ -137,7 +143,12 @@ mod tests {
             f.details
         );
         assert!(f.details[0].contains("layer_norm_slow"), "{}", f.details[0]);
-        assert!(f.summary.ends_with("first src/model/norm.rs:2 `layer_norm(`"), "{}", f.summary);
+        assert!(
+            f.summary
+                .ends_with("first src/model/norm.rs:2 `layer_norm(`"),
+            "{}",
+            f.summary
+        );
         annotate(&mut clean, dir.path());
         assert!(clean.checks[0].details.is_empty());
     }

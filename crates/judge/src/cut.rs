@@ -55,7 +55,11 @@ pub fn boundary(rows: &[Row]) -> Option<String> {
     let first_live = sorted.iter().position(|r| r.live)?;
     let last_dead = sorted.iter().rposition(|r| !r.live)?;
     let live_modules = modules(&live);
-    let does = if live_modules.len() == 1 { "does" } else { "do" };
+    let does = if live_modules.len() == 1 {
+        "does"
+    } else {
+        "do"
+    };
     if last_dead < first_live {
         let cut_at = module_of(sorted[last_dead].name);
         let first = if dead.len() == 1 {

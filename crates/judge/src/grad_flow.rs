@@ -392,8 +392,7 @@ fn with_metrics(
         .metric("params", total as f64)
         .metric("params_without_grad", no_grad as f64)
         .metric("params_zero_grad", zero as f64)
-        .metric("params_non_finite_grad", non_finite as f64)
-        ;
+        .metric("params_non_finite_grad", non_finite as f64);
     // Cuts are seen only through traced modules: without any, the count is unknown, not 0.
     if m.traced {
         f = f.metric("graph_cuts", m.cuts.len() as f64);
@@ -747,8 +746,14 @@ mod tests {
         assert!(f.summary.contains("`head` does"), "{}", f.summary);
         assert!(!f.metrics.contains_key("graph_cuts"), "not traced is not 0");
         assert!(f.details.iter().any(|d| d == NOT_TRACED), "{:?}", f.details);
-        let live = f.details.iter().position(|d| d == "get a gradient (1 of 3):");
-        let dead = f.details.iter().position(|d| d == "get no gradient (2 of 3):");
+        let live = f
+            .details
+            .iter()
+            .position(|d| d == "get a gradient (1 of 3):");
+        let dead = f
+            .details
+            .iter()
+            .position(|d| d == "get no gradient (2 of 3):");
         assert!(live.unwrap() < dead.unwrap(), "{:?}", f.details);
         assert!(f.details[live.unwrap() + 1].starts_with("  head.weight"));
         // Dead rows in creation order: embed before ln_f.

@@ -160,8 +160,10 @@ mod tests {
                    let p = candle_nn::ops::softmax_last_dim(&x)?; // not softmax_last_dim(\n    \
                    let y = candle_nn::ops::layer_norm(&x, &w, &b, 1e-5)?;\n}\n";
         let hits = scan(src);
-        let got: Vec<(usize, usize, &str)> =
-            hits.iter().map(|h| (h.line, h.column, h.entry.call)).collect();
+        let got: Vec<(usize, usize, &str)> = hits
+            .iter()
+            .map(|h| (h.line, h.column, h.entry.call))
+            .collect();
         assert_eq!(
             got,
             [
@@ -170,7 +172,10 @@ mod tests {
                 (5, 24, "ops::layer_norm("),
             ]
         );
-        assert_eq!(hits[1].entry.replacement, "candle_nn::ops::softmax(x, D::Minus1)");
+        assert_eq!(
+            hits[1].entry.replacement,
+            "candle_nn::ops::softmax(x, D::Minus1)"
+        );
     }
 
     #[test]

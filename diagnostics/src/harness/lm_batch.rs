@@ -133,7 +133,11 @@ mod tests {
         for (row, (xs, ys)) in x.iter().zip(&y).enumerate() {
             let real = if row % 2 == 1 { 9 } else { 12 };
             for t in 0..real - 1 {
-                assert_eq!(i64::from(xs[t + 1]), ys[t], "row {row} t {t}: shifted by one");
+                assert_eq!(
+                    i64::from(xs[t + 1]),
+                    ys[t],
+                    "row {row} t {t}: shifted by one"
+                );
             }
             assert!(xs[..real].iter().all(|&v| (1..20).contains(&v)));
             assert!(xs[real..].iter().all(|&v| v == PAD_TOKEN));
@@ -176,7 +180,9 @@ mod tests {
         let input = Tensor::new(&[[1u32, 2, 3], [4, 5, 6]], &d)?;
         let targets = Tensor::new(&[[2u32, 3, 4], [5, 6, 7]], &d)?;
         candle_core::safetensors::save(
-            &[("input", input), ("targets", targets)].into_iter().collect(),
+            &[("input", input), ("targets", targets)]
+                .into_iter()
+                .collect(),
             &path,
         )?;
         let b = batch_from_safetensors(&path, &d)?;
@@ -187,7 +193,9 @@ mod tests {
             &[("x", Tensor::new(&[1f32], &d)?)].into_iter().collect(),
             &missing,
         )?;
-        let e = batch_from_safetensors(&missing, &d).unwrap_err().to_string();
+        let e = batch_from_safetensors(&missing, &d)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no tensor named `input`"), "{e}");
         std::fs::remove_dir_all(&dir)?;
         Ok(())
