@@ -280,8 +280,8 @@ fn quick_checks_profile(doc: &mut Table) {
         };
         for krate in OWN_CRATES {
             let mut quick = Table::new();
-            quick.insert("opt-level".into(), 0.into());
-            quick.insert("debug".into(), false.into());
+            quick.insert("opt-level".into(), Value::Integer(0));
+            quick.insert("debug".into(), Value::Boolean(false));
             packages.insert(krate.into(), Value::Table(quick));
         }
     }
@@ -498,6 +498,45 @@ candle-core = { path = "vendor/candle-core" }
         );
         assert_eq!(dep["features"].as_array().unwrap().len(), 1);
         assert_eq!(t["workspace"]["resolver"].as_str(), Some("2"));
+    }
+
+    #[test]
+    fn a_crate_without_mldebug_gets_ours_and_compiles_it_quickly() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(
+            tmp.path().join("Cargo.toml"),
+            "[package]\nname = \"my-net\"\nversion = \"0.1.0\"\n\
+             [profile.dev.package.\"*\"]\nopt-level = 3\n",
+        )
+        .unwrap();
+        let mut u = user(tmp.path(), false);
+        u.has_diagnostics = false;
+        let spec = Spec {
+            user: &u,
+            model_type: "my_net::Net",
+            features: &[],
+            own: None,
+        };
+        let t: Table = manifest(&spec, "h").unwrap().parse().unwrap();
+        let dep = &t["dependencies"]["mldebug-diagnostics"];
+        assert!(
+            dep["path"].as_str().unwrap().ends_with("diagnostics"),
+            "{dep}"
+        );
+        let dev = &t["profile"]["dev"]["package"];
+        assert_eq!(
+            dev["*"]["opt-level"].as_integer(),
+            Some(3),
+            "the user's own kept"
+        );
+        assert_eq!(
+            dev["mldebug-diagnostics"]["opt-level"].as_integer(),
+            Some(0)
+        );
+        assert_eq!(
+            t["profile"]["release"]["package"]["mldebug-judge"]["debug"].as_bool(),
+            Some(false)
+        );
     }
 
     #[test]
