@@ -250,7 +250,11 @@ fn run_torch_model(spec: &str, args: &Args, g: &Context) -> Result<Report> {
         progress: g.stderr.terminal && !g.json(),
         threads: None,
     };
-    crate::torch::run_check(&settings)
+    let judged = crate::torch::run_check(&settings)?;
+    if let Some(hello) = &judged.hello {
+        note(&format!("torch: {}", crate::torch::describe(hello)));
+    }
+    Ok(judged.report)
 }
 
 /// `--torch` and its companions: run the checks on a PyTorch model with your own Python.

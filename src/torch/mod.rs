@@ -67,8 +67,15 @@ impl TorchSettings {
     }
 }
 
+/// What a torch run gives back: the report, and the driver's hello (versions, parameters,
+/// start-up seconds) when it got that far.
+pub struct Judged {
+    pub report: Report,
+    pub hello: Option<Hello>,
+}
+
 /// Runs the driver and judges what it measured: one finding per requested check, in order.
-pub fn run_check(settings: &TorchSettings) -> Result<Report> {
+pub fn run_check(settings: &TorchSettings) -> Result<Judged> {
     let run = driver::run(settings)?;
     let hello = run.hello.as_ref();
     let ctx = Ctx {
@@ -82,19 +89,33 @@ pub fn run_check(settings: &TorchSettings) -> Result<Report> {
         .checks
         .iter()
         .map(|&id| match run.checks.iter().find(|c| c.check == id) {
-            Some(event) => judge_event(event, labels, &ctx),
+            Some(event) => judge_event(event, labels, settings.lora.is_some(), &ctx),
             None => missing(id, &run, &ctx),
         })
         .collect();
-    Ok(Report {
+    let report = Report {
         model: settings.spec.clone(),
         device: hello.map_or_else(|| settings.device.clone(), |h| h.device.clone()),
         seed: settings.seed,
         checks,
+    };
+    Ok(Judged {
+        report,
+        hello: run.hello,
     })
 }
 
-fn judge_event(event: &CheckEvent, labels: Labels, ctx: &Ctx) -> Finding {
+/// What the CLI knows and the driver does not repeat: overfit on a LoRA model trains only
+/// the adapters.
+fn with_lora(id: CheckId, value: &serde_json::Value, lora: bool) -> serde_json::Value {
+    let mut value = value.clone();
+    if let (CheckId::Overfit, true, Some(obj)) = (id, lora, value.as_object_mut()) {
+        obj.insert("adapters_only".into(), serde_json::Value::Bool(true));
+    }
+    value
+}
+
+fn judge_event(event: &CheckEvent, labels: Labels, lora: bool, ctx: &Ctx) -> Finding {
     let id = event.check;
     if let Some(err) = &event.error {
         let mut message = format!("the model raised: {}", err.message);
@@ -108,13 +129,17 @@ fn judge_event(event: &CheckEvent, labels: Labels, ctx: &Ctx) -> Finding {
         return skipped(id, reason.clone());
     }
     match &event.measurement {
-        Some(value) => judge_json(id, value.clone(), labels, ctx).unwrap_or_else(|e| {
-            error_finding(
-                id,
-                &format!("{e} (the embedded driver and this mldebug disagree: a bug in mldebug)"),
-                ctx,
-            )
-        }),
+        Some(value) => {
+            judge_json(id, with_lora(id, value, lora), labels, ctx).unwrap_or_else(|e| {
+                error_finding(
+                    id,
+                    &format!(
+                        "{e} (the embedded driver and this mldebug disagree: a bug in mldebug)"
+                    ),
+                    ctx,
+                )
+            })
+        }
         None => error_finding(
             id,
             "the driver wrote neither a measurement, a reason nor an error",
@@ -143,7 +168,8 @@ pub(crate) fn startup_error(code: Option<i32>, python: &str, tail: &[String]) ->
         .unwrap_or_default();
     match code {
         Some(driver::EXIT_NO_TORCH) => Some(Error::usage(format!(
-            "{python} cannot import torch ({last}); install it there (`{python} -m pip install torch`) or pass --python with an interpreter that has it"
+            "{python} cannot import torch: install it there (`{python} -m pip install torch`) or pass --python with an interpreter that has it{}",
+            if last.is_empty() { String::new() } else { format!("\n  {last}") }
         ))),
         Some(driver::EXIT_BAD_MODEL) => Some(Error::usage(format!(
             "the model could not be loaded: {last}{}",

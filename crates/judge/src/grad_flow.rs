@@ -320,6 +320,13 @@ pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
                 list(&zero)
             ),
         )
+    } else if m.lora.is_some() {
+        // Adapters are not a stack of layers: their gradients' ratio says nothing about
+        // vanishing or exploding (a query adapter's is small next to a value adapter's at init).
+        (
+            Status::Pass,
+            format!("all {total} parameters get finite, non-zero gradients"),
+        )
     } else {
         ratio_verdict(layer_ratio, total)
     };

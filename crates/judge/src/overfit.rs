@@ -101,6 +101,10 @@ pub struct Measurement {
     pub end_ce: Option<f64>,
     /// Trainable parameter tensors.
     pub trainable: usize,
+    /// Only LoRA adapters train (the base weights are frozen, and random when the model was
+    /// built from a config): memorising one batch is not expected, learning is.
+    #[serde(default)]
+    pub adapters_only: bool,
 }
 
 /// The last loss over the loss a quarter of the run earlier (`None` for runs too short to say).
@@ -216,12 +220,49 @@ pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
             format!("plateau: the loss fell only from {first:.3} to {last:.3} ({:.0}% of start) in {steps} steps; too little capacity, or a bug that caps it (softmax before the loss, frozen or detached parameters)", 100.0 * ratio),
         )
     };
+    let (status, summary) = adapters_learn(m, &curve, status, why, summary);
     let next = next_command(why, status, ctx);
     let f = Finding::new(ID, status, summary).next(next);
     with_numbers(f, &curve, losses, updates, (start_ce, end_ce), why, ctx)
 }
 
 /// What the loss curve and the first step's update say, before any verdict.
+/// The loss must fall at least this far (relative) for adapters alone to count as learning.
+pub const ADAPTERS_LEARN_RATIO: f64 = 0.9;
+
+/// With only LoRA adapters training, a plateau or a slow fall is what low-rank updates on
+/// frozen (here random) weights give: a warning when the loss fell by 10% or more, so a
+/// working LoRA set-up does not fail; no fall at all still fails.
+fn adapters_learn(
+    m: &Measurement,
+    curve: &Curve,
+    status: Status,
+    why: Option<Why>,
+    summary: String,
+) -> (Status, String) {
+    let capped = matches!(why, Some(Why::Plateau | Why::Slow));
+    if !(m.adapters_only && status == Status::Fail && capped) {
+        return (status, summary);
+    }
+    if curve.ratio <= ADAPTERS_LEARN_RATIO {
+        (
+            Status::Warn,
+            format!(
+                "the LoRA adapters learn: the loss fell from {:.3} to {:.3} ({:.0}% of start) in {} steps; only the adapters train, so memorising one batch is not expected (the base weights are frozen, and random for a model built from its config)",
+                curve.first,
+                curve.last,
+                100.0 * curve.ratio,
+                curve.steps
+            ),
+        )
+    } else {
+        (
+            status,
+            format!("{summary}; only the LoRA adapters train, and they barely move the loss"),
+        )
+    }
+}
+
 struct Curve {
     steps: usize,
     first: f64,
@@ -358,6 +399,7 @@ mod tests {
             start_ce: None,
             end_ce: None,
             trainable: 3,
+            adapters_only: false,
         };
         judge(&m, &test_ctx(task))
     }
@@ -370,6 +412,33 @@ mod tests {
         assert!(f.metrics["loss_end"].is_nan(), "{:?}", f.metrics);
         let f = run(&[2.0, 1.0, f64::NAN], &[], Task::Classification);
         assert_eq!(f.metrics["loss_end"], 1.0);
+    }
+
+    #[test]
+    fn lora_adapters_that_learn_but_cannot_memorise_warn_and_ones_that_do_not_learn_fail() {
+        let flat: Vec<f64> = (0..201)
+            .map(|i| 5.5 - 1.0 * (1.0 - (-(i as f64) / 10.0).exp()))
+            .collect();
+        let mut m = Measurement {
+            losses: flat,
+            trainable: 8,
+            adapters_only: true,
+            ..Measurement::default()
+        };
+        let f = judge(&m, &test_ctx(Task::CausalLm));
+        assert_eq!(f.status, Status::Warn, "{}", f.summary);
+        assert!(
+            f.summary.starts_with("the LoRA adapters learn"),
+            "{}",
+            f.summary
+        );
+        m.losses = vec![5.5; 201];
+        assert_eq!(judge(&m, &test_ctx(Task::CausalLm)).status, Status::Fail);
+        m.adapters_only = false;
+        m.losses = (0..201)
+            .map(|i| 5.5 - 1.0 * (1.0 - (-(i as f64) / 10.0).exp()))
+            .collect();
+        assert_eq!(judge(&m, &test_ctx(Task::CausalLm)).status, Status::Fail);
     }
 
     #[test]

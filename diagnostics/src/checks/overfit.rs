@@ -125,6 +125,7 @@ fn run<M: DebugModel>(
         start_ce,
         end_ce,
         trainable,
+        adapters_only: false,
     };
     Ok(judge(&m, &opts.ctx(M::task())))
 }

@@ -68,7 +68,8 @@ fn run_entry(entry: &Entry, dir: &Path, args: &Args, python: &Path, checks: &[Ch
         })
     };
     match settings().and_then(|s| run_check(&s)) {
-        Ok(mut report) => {
+        Ok(judged) => {
+            let mut report = judged.report;
             report.model = entry.name.clone();
             report
         }

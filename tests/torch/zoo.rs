@@ -1,0 +1,146 @@
+//! The PyTorch zoo matrix (`torch/zoo/zoo.json`): over 5 seeds, a clean model fails no check
+//! (and errors in none), and a twin fails each check it breaks in at least 4 of the 5.
+
+use super::support::{python, repo, statuses};
+use std::process::Command;
+use std::sync::Mutex;
+
+const SEEDS: u64 = 5;
+const TWIN_MIN_FAILS: usize = 4;
+
+struct Job {
+    model: String,
+    args: Vec<String>,
+    seed: u64,
+    /// The check a twin must fail; `None` for a clean model (every check, none may fail).
+    must_fail: Option<String>,
+}
+
+fn jobs() -> Vec<Job> {
+    let text = std::fs::read_to_string(repo().join("torch/zoo/zoo.json")).unwrap();
+    let zoo: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let mut jobs = Vec::new();
+    for m in &zoo {
+        let name = m["name"].as_str().unwrap().to_string();
+        let target = m["target"].as_str().unwrap();
+        let spec = match target.strip_prefix("hf:") {
+            Some(rest) => format!("hf:torch/zoo/{rest}"),
+            None => format!("torch/zoo/{target}"),
+        };
+        let mut extra = vec!["--torch".to_string(), spec];
+        if let Some(l) = m["lora"].as_str() {
+            extra.extend(["--lora".to_string(), l.to_string()]);
+        }
+        let breaks: Vec<String> = m["breaks"]
+            .as_array()
+            .map(|b| b.iter().map(|c| c.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
+        let clean = m["clean"].as_bool().unwrap();
+        assert!(
+            clean == breaks.is_empty(),
+            "{name}: a clean model breaks nothing, a twin something"
+        );
+        for seed in 0..SEEDS {
+            let checks = if clean {
+                vec![None]
+            } else {
+                breaks.iter().cloned().map(Some).collect()
+            };
+            for check in checks {
+                let mut args = vec!["--json".to_string(), "check".to_string()];
+                args.push(check.clone().unwrap_or_else(|| "all".to_string()));
+                args.extend(extra.iter().cloned());
+                args.extend(["--seed".to_string(), seed.to_string()]);
+                jobs.push(Job {
+                    model: name.clone(),
+                    args,
+                    seed,
+                    must_fail: check,
+                });
+            }
+        }
+    }
+    jobs
+}
+
+/// (model, check) -> how many seeds failed it; and the clean models' false alarms.
+#[derive(Default)]
+struct Tally {
+    twin_fails: std::collections::BTreeMap<(String, String), Vec<u64>>,
+    false_alarms: Vec<String>,
+}
+
+fn run(job: &Job, tally: &Mutex<Tally>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(&job.args)
+        .env("MLDEBUG_PYTHON", python())
+        .env("OMP_NUM_THREADS", "1")
+        .current_dir(repo())
+        .output()
+        .expect("run mldebug");
+    let (checks, doc) = statuses(&out);
+    let mut t = tally.lock().unwrap();
+    match &job.must_fail {
+        None => {
+            for (check, status) in checks {
+                if status == "fail" || status == "error" {
+                    let summary = doc["checks"]
+                        .as_array()
+                        .and_then(|a| a.iter().find(|c| c["check"] == check.as_str()))
+                        .map(|c| c["summary"].to_string())
+                        .unwrap_or_default();
+                    t.false_alarms.push(format!(
+                        "{} seed {}: {check} {status}: {summary}",
+                        job.model, job.seed
+                    ));
+                }
+            }
+        }
+        Some(check) => {
+            let failed = checks.iter().any(|(c, s)| c == check && s == "fail");
+            let e = t
+                .twin_fails
+                .entry((job.model.clone(), check.clone()))
+                .or_default();
+            if failed {
+                e.push(job.seed);
+            }
+        }
+    }
+}
+
+#[test]
+fn clean_models_fail_nothing_and_twins_fail_what_they_break() {
+    let jobs = jobs();
+    let tally = Mutex::new(Tally::default());
+    let next = Mutex::new(0usize);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = {
+                    let mut n = next.lock().unwrap();
+                    *n += 1;
+                    *n - 1
+                };
+                let Some(job) = jobs.get(i) else { break };
+                run(job, &tally);
+            });
+        }
+    });
+    let t = tally.into_inner().unwrap();
+    let mut problems = t.false_alarms.clone();
+    let twins: std::collections::BTreeSet<(String, String)> = jobs
+        .iter()
+        .filter_map(|j| j.must_fail.clone().map(|c| (j.model.clone(), c)))
+        .collect();
+    for key in &twins {
+        let seeds = t.twin_fails.get(key).cloned().unwrap_or_default();
+        if seeds.len() < TWIN_MIN_FAILS {
+            problems.push(format!(
+                "{} must fail {} in at least {TWIN_MIN_FAILS} of {SEEDS} seeds; it failed in {:?}",
+                key.0, key.1, seeds
+            ));
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
