@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 const MAX_FILES: usize = 2000;
 /// Files larger than this are skipped (not hand-written model code).
 const MAX_FILE_BYTES: u64 = 2 << 20;
-/// At most this many calls are listed.
-const MAX_HITS: usize = 40;
+/// At most this many calls are listed one per line (the report shows 20 detail lines, and the
+/// live/dead groups behind them decide too); the count of all is in the summary.
+const MAX_HITS: usize = 8;
 
 /// Add the calls found under `crate_dir/src` to the grad-flow finding of `report`, when some of
 /// its parameters got no gradient.
@@ -44,6 +45,12 @@ pub fn annotate(report: &mut Report, crate_dir: &Path) {
     ));
     let lines = hits.iter().take(MAX_HITS).map(|(file, h)| line(file, h));
     let mut details: Vec<String> = lines.collect();
+    if hits.len() > MAX_HITS {
+        details.push(format!(
+            "… and {} more such calls (the same replacements apply)",
+            hits.len() - MAX_HITS
+        ));
+    }
     details.append(&mut f.details);
     f.details = details;
     f.metrics
