@@ -189,3 +189,30 @@ fn every_row_has_an_id_and_ids_are_unique() {
     ids.dedup();
     assert_eq!(ids.len(), n, "duplicate symptom ids");
 }
+
+/// A loss that falls and then stalls high (a candle GPT whose fused LayerNorms leave only the
+/// head learning) is not "stuck from step 0": it reaches the plateau row, whose hypotheses start
+/// with a part of the model cut off and whose checks run grad-flow.
+#[test]
+fn a_loss_that_falls_then_stalls_reaches_the_plateau_row_not_the_flat_one() {
+    for query in [
+        "loss falls then stalls at 2.2",
+        "loss goes down then plateaus well above where it should be",
+        "loss decreases then stalls high",
+    ] {
+        assert_eq!(first_row(query), "loss-plateau-high", "{query}");
+    }
+    let v = json(&["triage", "loss falls then stalls at 2.2"]);
+    let row = &v["matches"][0];
+    assert!(
+        row["hypotheses"][0].as_str().unwrap().contains("cut off"),
+        "{row}"
+    );
+    let checks = row["checks"].to_string();
+    assert!(
+        checks.contains("grad-flow") && checks.contains("overfit"),
+        "{checks}"
+    );
+    // And the flat row still answers a loss that never moved.
+    assert_eq!(first_row("loss is flat from step 0"), "loss-flat");
+}

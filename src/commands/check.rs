@@ -27,6 +27,8 @@ pub struct Args {
     #[command(flatten)]
     pub torch: TorchArgs,
     #[command(flatten)]
+    pub own: super::own_model::OwnModelArgs,
+    #[command(flatten)]
     pub run: RunArgs,
     /// Stop the checks after this many seconds, 1 to 86400 (for a model in your crate the
     /// build is not counted). A check stopped this way is an `error` (exit 4).
@@ -222,7 +224,7 @@ fn run_crate_model(model: &str, args: &Args, g: &Context) -> Result<Report> {
         steps: Some(args.run.steps),
         timeout: Duration::from_secs(args.timeout),
     };
-    crate::harness::run_check(&settings, &args.build.settings(), g)
+    crate::harness::run_check(&settings, &args.build.settings(), &args.own, g)
 }
 
 /// A PyTorch model: the embedded driver measures, the one judgement decides (see `crate::torch`).
@@ -344,7 +346,8 @@ pub struct BuildArgs {
     /// Features of your package to turn on (comma- or space-separated), as for cargo.
     #[arg(long, value_name = "FEATURES", help_heading = "Your crate")]
     pub features: Vec<String>,
-    /// Build with the release profile (the default: candle is very slow unoptimised).
+    /// Build with the release profile. Default: the profile your crate was last built with
+    /// (reusing that build), else release (candle is very slow unoptimised).
     #[arg(long, overrides_with = "debug", help_heading = "Your crate")]
     pub release: bool,
     /// Build with the dev profile instead: quicker to compile, slower to run.
@@ -367,6 +370,7 @@ impl BuildArgs {
         crate::harness::BuildSettings {
             features: self.features.clone(),
             debug: self.debug,
+            release: self.release,
             offline: self.offline,
             manifest_path: self.manifest_path.clone(),
             package: self.package.clone(),

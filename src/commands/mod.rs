@@ -7,6 +7,7 @@ pub mod demo;
 pub mod doctor;
 pub mod list;
 pub mod memory;
+pub mod own_model;
 pub mod quote;
 pub mod search;
 pub mod show;

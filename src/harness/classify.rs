@@ -148,7 +148,11 @@ pub fn harness_advice(d: &Diagnostic, harness: &Harness, user: &UserCrate, model
         format!(
             "--model {model}: `{ty}` does not implement `mldebug_diagnostics::DebugModel`, which \
              tells the checks how to build it, feed it and score it.\n\
-             For a classifier with `fn new(vb: VarBuilder) -> Result<{ty}>` and a `forward`, add \
+             Edit nothing: say how to feed it and the harness wraps it itself, e.g. \
+             `--input f32:32x784 --classes 10` (a classifier), `--input tokens:16x32 --vocab 48` \
+             (a causal LM) or `--batch FILE.safetensors`, with `--new {ty}::new` and \
+             `--forward {ty}::forward` when those are its names.\n\
+             Or, for a classifier with `fn new(vb: VarBuilder) -> Result<{ty}>` and a `forward`, add \
              one line to your crate (set `input` to one batch's shape, `classes` to the class \
              count):\n\n    \
              mldebug_diagnostics::debug_model!({ty}, new = {ty}::new, input = [32, 784], classes = 10);\n\n\

@@ -27,6 +27,9 @@ pub struct UserCrate {
     pub diagnostics_key: String,
     /// Whether that dependency is optional (then a feature must turn it on).
     pub diagnostics_optional: bool,
+    /// Whether the package depends on `mldebug-diagnostics` at all (else the harness brings its
+    /// own and wraps the model: `own_model`).
+    pub has_diagnostics: bool,
 }
 
 /// The manifest to start from: `--manifest-path`, else the nearest `Cargo.toml` at or above `cwd`.
@@ -187,27 +190,10 @@ fn user_crate(meta: &Metadata, p: &Package) -> Result<UserCrate> {
             p.name.replace('-', "_")
         ))
     })?;
-    let dep =
-        p.dependencies
-            .iter()
-            .find(|d| d.name == DIAGNOSTICS_PACKAGE && d.kind == DependencyKind::Normal)
-            .ok_or_else(|| {
-                let only_dev = p.dependencies.iter().any(|d| {
-                    d.name == DIAGNOSTICS_PACKAGE && d.kind == DependencyKind::Development
-                });
-                Error::usage(format!(
-                    "package `{}` does not depend on `{DIAGNOSTICS_PACKAGE}`{}; the model's \
-                 `impl DebugModel` must live in the library, so add it under [dependencies] \
-                 of {} (`cargo add {DIAGNOSTICS_PACKAGE}`)",
-                    p.name,
-                    if only_dev {
-                        " outside [dev-dependencies]"
-                    } else {
-                        ""
-                    },
-                    p.manifest_path
-                ))
-            })?;
+    let dep = p
+        .dependencies
+        .iter()
+        .find(|d| d.name == DIAGNOSTICS_PACKAGE && d.kind == DependencyKind::Normal);
     Ok(UserCrate {
         name: p.name.to_string(),
         lib,
@@ -220,8 +206,11 @@ fn user_crate(meta: &Metadata, p: &Package) -> Result<UserCrate> {
             .iter()
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect(),
-        diagnostics_key: dep.rename.clone().unwrap_or_else(|| dep.name.clone()),
-        diagnostics_optional: dep.optional,
+        diagnostics_key: dep
+            .and_then(|d| d.rename.clone())
+            .unwrap_or_else(|| DIAGNOSTICS_PACKAGE.to_string()),
+        diagnostics_optional: dep.is_some_and(|d| d.optional),
+        has_diagnostics: dep.is_some(),
     })
 }
 

@@ -9,13 +9,18 @@
 //!
 //! The result is a [`Report`], rendered by `mldebug check` exactly like a zoo model's.
 
+pub mod batch_file;
 pub mod child;
 pub mod classify;
 pub mod compile;
 pub mod generate;
 pub mod locate;
 pub mod model_path;
+pub mod own_model;
+pub mod profile;
+pub mod source_scan;
 
+use crate::commands::own_model::OwnModelArgs;
 use crate::context::Context;
 use crate::{Error, Result};
 use mldebug_diagnostics::harness::{Request, PROTOCOL};
@@ -35,8 +40,10 @@ pub const TIMEOUT_GRACE: Duration = Duration::from_secs(5);
 pub struct BuildSettings {
     /// Features of the user's package to turn on, as typed (comma- or space-separated).
     pub features: Vec<String>,
-    /// Build with the dev profile (else release).
+    /// Build with the dev profile.
     pub debug: bool,
+    /// Build with the release profile (neither: the profile the crate was last built with).
+    pub release: bool,
     /// Pass `--offline` to cargo.
     pub offline: bool,
     /// The Cargo.toml of the user's crate or workspace (else the nearest above the current directory).
@@ -59,7 +66,12 @@ pub struct RunSettings {
 }
 
 /// Locate the user's crate, generate and build the harness, run it, and return its report.
-pub fn run_check(run: &RunSettings, build: &BuildSettings, g: &Context) -> Result<Report> {
+pub fn run_check(
+    run: &RunSettings,
+    build: &BuildSettings,
+    own: &OwnModelArgs,
+    g: &Context,
+) -> Result<Report> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::internal(format!("no current directory: {e}")))?;
     let model = model_path::ModelPath::parse(&run.model)?;
@@ -67,18 +79,21 @@ pub fn run_check(run: &RunSettings, build: &BuildSettings, g: &Context) -> Resul
     let meta = locate::metadata(&manifest, build.offline)?;
     let user = locate::select(&meta, &manifest, &model, build.package.as_deref())?;
 
+    let own = own_model_for(&user, own, &cwd)?;
+
     let model_type = model.in_crate(&user.lib);
     let features = split_features(&build.features);
     let harness = generate::generate(&generate::Spec {
         user: &user,
         model_type: &model_type,
         features: &features,
+        own: own.as_ref(),
     })?;
     // One build and run at a time per harness: two at once would fight over its files.
     let _lock = lock(&harness.dir)?;
 
     let plan = compile::BuildPlan {
-        release: !build.debug,
+        release: profile::release(build.debug, build.release, &user),
         offline: build.offline,
         echo: g.stderr.terminal && !g.json(),
         color: g.stderr.colour,
@@ -94,14 +109,35 @@ pub fn run_check(run: &RunSettings, build: &BuildSettings, g: &Context) -> Resul
         steps: run.steps,
         timeout_s: Some(run.timeout.as_secs()),
     };
-    child::run(&child::RunPlan {
+    let mut report = child::run(&child::RunPlan {
         exe: &exe,
         request: &request,
         report_path: harness.dir.join("report.json"),
         cwd: &user.workspace_root,
         timeout: run.timeout,
         progress: g.stderr.terminal && !g.json(),
-    })
+    })?;
+    if let Some(dir) = user.manifest_path.parent() {
+        source_scan::annotate(&mut report, dir);
+    }
+    Ok(report)
+}
+
+/// How to wrap the model when its crate has no `DebugModel` impl: asked for by a flag, by
+/// `mldebug.toml` beside the crate's Cargo.toml, or because the crate does not depend on
+/// `mldebug-diagnostics` at all. `None`: the crate implements the trait itself.
+fn own_model_for(
+    user: &locate::UserCrate,
+    flags: &OwnModelArgs,
+    cwd: &std::path::Path,
+) -> Result<Option<own_model::OwnModel>> {
+    let dir = user.manifest_path.parent().unwrap_or(cwd);
+    let file = crate::commands::own_model::read_file_settings(dir)?;
+    if !flags.any() && file.is_none() && user.has_diagnostics {
+        return Ok(None);
+    }
+    let merged = flags.merged(file.as_ref().map(|f| (f, dir)), cwd);
+    merged.resolve().map(Some)
 }
 
 /// `--features "a b" --features c,d` → `[a, b, c, d]`.

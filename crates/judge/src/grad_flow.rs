@@ -126,6 +126,10 @@ pub struct Measurement {
     /// Traced modules whose input depended on a parameter and whose output did not.
     #[serde(default)]
     pub cuts: Vec<String>,
+    /// Whether any traced module ran, so that `cuts` could be seen at all (a model built from
+    /// plain candle layers has none: its cuts are "not traced", never 0).
+    #[serde(default)]
+    pub traced: bool,
     #[serde(default)]
     pub lora: Option<Lora>,
 }
@@ -281,12 +285,12 @@ pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
                 " (unused, or cut off: a .detach(), torch.no_grad(), .data or a round trip through numpy/.item() in the forward)"
             }
         };
+        let named = boundary_sentence(rows).unwrap_or_else(|| list(&no_grad));
         (
             Status::Fail,
             format!(
-                "{} no gradient: {}{cut_note}{hint}",
+                "{} no gradient: {named}{cut_note}{hint}",
                 of_total(no_grad.len(), total, "gets", "get"),
-                list(&no_grad)
             ),
         )
     } else if !frozen.is_empty() {
@@ -332,10 +336,32 @@ pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     let counts = [no_grad.len(), zero.len(), non_finite.len(), frozen.len()];
     let mut f = with_metrics(f, m, total, counts, layer_ratio);
     f.details = cut_lines(&m.cuts);
-    f.details.extend(rows.iter().map(|r| row_line(m, r)));
+    if !m.traced {
+        f.details.push(NOT_TRACED.to_string());
+    }
+    f.details.extend(grouped_rows(m, rows));
     f.details.extend(untrained_lines(m));
     f.series.push(profile(rows));
     f
+}
+
+/// The detail line of a model without traced modules.
+pub const NOT_TRACED: &str = "graph cuts: not traced (no traced layers ran; the cut is placed from which parameters get a gradient and the order the model creates them)";
+
+/// "everything up to `ln_f` gets no gradient; `head` does", when every parameter's creation
+/// order is known.
+fn boundary_sentence(rows: &[ParamRow]) -> Option<String> {
+    let cut_rows: Vec<crate::cut::Row> = rows
+        .iter()
+        .map(|r| {
+            Some(crate::cut::Row {
+                name: &r.name,
+                order: r.order?,
+                live: r.grad != Grad::None,
+            })
+        })
+        .collect::<Option<_>>()?;
+    crate::cut::boundary(&cut_rows)
 }
 
 /// A loss computed from detached or constant tensors: no parameter can learn.
@@ -373,8 +399,11 @@ fn with_metrics(
         .metric("params", total as f64)
         .metric("params_without_grad", no_grad as f64)
         .metric("params_zero_grad", zero as f64)
-        .metric("params_non_finite_grad", non_finite as f64)
-        .metric("graph_cuts", m.cuts.len() as f64);
+        .metric("params_non_finite_grad", non_finite as f64);
+    // Cuts are seen only through traced modules: without any, the count is unknown, not 0.
+    if m.traced {
+        f = f.metric("graph_cuts", m.cuts.len() as f64);
+    }
     if frozen > 0 {
         f = f.metric("params_frozen", frozen as f64);
     }
@@ -531,6 +560,42 @@ fn profile(rows: &[ParamRow]) -> Series {
     }
 }
 
+/// A group larger than this is one line of names (in creation order) rather than a row each,
+/// so that no deciding line is pushed out of view.
+const ROWS_PER_GROUP: usize = 6;
+
+/// The parameter rows. When some get a gradient and some do not, the two groups apart, the
+/// smaller one first (the two `head` parameters that learn are the clue among 28 that do not),
+/// each in the order the model creates them.
+fn grouped_rows(m: &Measurement, rows: &[ParamRow]) -> Vec<String> {
+    let mut sorted: Vec<&ParamRow> = rows.iter().collect();
+    sorted.sort_by(|a, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
+    let (dead, live): (Vec<&ParamRow>, Vec<&ParamRow>) =
+        sorted.into_iter().partition(|r| r.grad == Grad::None);
+    if dead.is_empty() || live.is_empty() {
+        return rows.iter().map(|r| row_line(m, r)).collect();
+    }
+    let total = rows.len();
+    let group = |title: &str, group: &[&ParamRow]| -> Vec<String> {
+        let head = format!("{title} ({} of {total})", group.len());
+        if group.len() > ROWS_PER_GROUP {
+            let names: Vec<&str> = group.iter().map(|r| r.name.as_str()).collect();
+            vec![format!("{head}: {}", names.join(", "))]
+        } else {
+            std::iter::once(format!("{head}:"))
+                .chain(group.iter().map(|r| format!("  {}", row_line(m, r))))
+                .collect()
+        }
+    };
+    let live_lines = group("get a gradient", &live);
+    let dead_lines = group("get no gradient", &dead);
+    if live.len() <= dead.len() {
+        [live_lines, dead_lines].concat()
+    } else {
+        [dead_lines, live_lines].concat()
+    }
+}
+
 fn row_line(m: &Measurement, r: &ParamRow) -> String {
     let state = match &r.grad {
         Grad::None => "no grad (not in the loss's graph)".to_string(),
@@ -659,6 +724,52 @@ mod tests {
         assert_eq!(f.status, Status::Fail);
         assert!(f.summary.contains("q_prj match no module"), "{}", f.summary);
         assert!(f.summary.contains("q_proj, v_proj"), "{}", f.summary);
+    }
+
+    #[test]
+    fn a_cut_without_traced_layers_is_named_from_the_creation_order() {
+        // Created embed, ln_f, head; the alphabet would put head first.
+        let mut rows = vec![
+            row("embed.weight", Grad::None, 2),
+            row("head.weight", norm(0.5), 0),
+            row("ln_f.weight", Grad::None, 1),
+        ];
+        for (r, order) in rows.iter_mut().zip([0, 2, 1]) {
+            r.order = Some(order);
+        }
+        let m = Measurement {
+            loss_requires_grad: true,
+            params: rows,
+            ..Measurement::default()
+        };
+        let f = judged(&m);
+        assert_eq!(f.status, Status::Fail);
+        assert!(
+            f.summary
+                .starts_with("2 of 3 parameters get no gradient: everything up to `ln_f`"),
+            "{}",
+            f.summary
+        );
+        assert!(f.summary.contains("`head` does"), "{}", f.summary);
+        assert!(!f.metrics.contains_key("graph_cuts"), "not traced is not 0");
+        assert!(f.details.iter().any(|d| d == NOT_TRACED), "{:?}", f.details);
+        let live = f
+            .details
+            .iter()
+            .position(|d| d == "get a gradient (1 of 3):");
+        let dead = f
+            .details
+            .iter()
+            .position(|d| d == "get no gradient (2 of 3):");
+        assert!(live.unwrap() < dead.unwrap(), "{:?}", f.details);
+        assert!(f.details[live.unwrap() + 1].starts_with("  head.weight"));
+        // Dead rows in creation order: embed before ln_f.
+        assert!(f.details[dead.unwrap() + 1].starts_with("  embed.weight"));
+        let traced = Measurement {
+            traced: true,
+            ..m.clone()
+        };
+        assert_eq!(judged(&traced).metrics["graph_cuts"], 0.0);
     }
 
     #[test]

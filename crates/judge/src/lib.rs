@@ -12,12 +12,14 @@
 pub mod batch_leak;
 pub mod class_balance;
 mod common;
+pub mod cut;
 pub mod grad_flow;
 pub mod init_loss;
 pub mod label_mask;
 pub mod matrix;
 pub mod memory;
 pub mod nan_trace;
+pub mod no_backward;
 pub mod overfit;
 mod wire;
 

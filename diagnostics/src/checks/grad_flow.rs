@@ -84,6 +84,28 @@ fn untrained(split: &Split) -> Vec<Untrained> {
         .collect()
 }
 
+/// The order the model created its parameters in (0 = first), by name.
+///
+/// candle draws every tensor id from one global counter as the tensor is created, and the
+/// parameters are created while the model is built, so sorting by id recovers that order; the
+/// id is opaque, so its number is read from its `Debug` form (`TensorId(42)`). A parameter whose
+/// id cannot be read gets no order, and then no boundary is claimed.
+fn creation_order(params: &[(String, candle_core::Var)]) -> HashMap<String, usize> {
+    let mut ids: Vec<(usize, &str)> = params
+        .iter()
+        .filter_map(|(name, var)| {
+            let text = format!("{:?}", var.id());
+            let digits: String = text.chars().filter(char::is_ascii_digit).collect();
+            Some((digits.parse().ok()?, name.as_str()))
+        })
+        .collect();
+    ids.sort_unstable();
+    ids.into_iter()
+        .enumerate()
+        .map(|(i, (_, name))| (name.to_string(), i))
+        .collect()
+}
+
 fn measure<M: DebugModel>(
     model: &M,
     store: &ParamStore,
@@ -95,8 +117,9 @@ fn measure<M: DebugModel>(
     let recorder = Recorder::start();
     let output = model.forward(&batch.input, true)?;
     let loss = model.loss(&output, &batch.targets)?;
-    let cuts = recorder.end_step()?.cuts;
+    let step = recorder.end_step()?;
     drop(recorder);
+    let order = creation_order(&split.params);
     opts.report_progress(ID, 1, 2, None);
     let mut m = Measurement {
         loss_requires_grad: loss.track_op(),
@@ -104,7 +127,8 @@ fn measure<M: DebugModel>(
         frozen: Vec::new(),
         buffers: untrained(&split),
         unknown_declared: split.unknown_declared.clone(),
-        cuts,
+        cuts: step.cuts,
+        traced: step.frames_recorded > 0,
         lora: None,
     };
     if !m.loss_requires_grad {
@@ -117,7 +141,7 @@ fn measure<M: DebugModel>(
                 param_norm: 0.0,
                 grad: Grad::None,
                 depth: None,
-                order: None,
+                order: order.get(name).copied(),
             })
             .collect();
         return Ok(m);
@@ -155,7 +179,7 @@ fn measure<M: DebugModel>(
             param_norm: l2_norm(var.as_tensor())?,
             grad,
             depth: depth.get(&var.id()).copied(),
-            order: None,
+            order: order.get(name).copied(),
         });
     }
     opts.report_progress(ID, 2, 2, None);

@@ -213,8 +213,12 @@ pub fn print_progress(p: &ProgressLine) {
 
 pub use mldebug_report::assert::describe;
 
+mod lm_batch;
 mod one_line;
+mod wrap;
+pub use lm_batch::{batch_from_safetensors, causal_lm_batch, PAD_TOKEN};
 pub use one_line::classification_batch;
+pub use wrap::{config_from_json, model_result};
 
 #[cfg(test)]
 mod tests {

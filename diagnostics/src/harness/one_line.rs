@@ -71,8 +71,14 @@ pub fn classification_batch(
 /// training and evaluation (batch norm, dropout) names a forward that takes the flag:
 /// `forward_t = Net::forward_t`, a `fn(&Net, &Tensor, bool) -> candle_core::Result<Tensor>`
 /// (`<Net as candle_nn::ModuleT>::forward_t` too); without it the checks cannot ask for
-/// evaluation mode. Anything else (masks, token ids, a custom loss): implement [`DebugModel`]
-/// by hand.
+/// evaluation mode.
+///
+/// A causal language model (token ids in, `[N, T, V]` logits out) names its batch shape and
+/// vocabulary instead: `debug_model!(TinyLm, new = TinyLm::new, tokens = [16, 32], vocab = 48)`
+/// (optionally `pad = 4`, and `forward = TinyLm::forward`); the batch is
+/// [`causal_lm_batch`](crate::harness::causal_lm_batch) (learnable sequences, labels shifted by
+/// one) and the task `CausalLm`. Anything else (masks, a custom loss): implement [`DebugModel`]
+/// by hand, or let `mldebug check --model crate::Net --new .. --input ..` generate it.
 #[macro_export]
 macro_rules! debug_model {
     ($ty:ty, new = $new:expr, input = [$($dim:expr),+ $(,)?], classes = $classes:expr $(,)?) => {
@@ -91,6 +97,39 @@ macro_rules! debug_model {
         $crate::debug_model!(@impl $ty, $new, [$($dim),+], $classes, |m: &$ty, x, train| {
             ($forward)(m, x, train)
         });
+    };
+    ($ty:ty, new = $new:expr, tokens = [$rows:expr, $len:expr $(,)?], vocab = $vocab:expr
+     $(, pad = $pad:expr)? $(, forward = $forward:expr)? $(,)?) => {
+        impl $crate::DebugModel for $ty {
+            fn build(vb: $crate::candle_nn::VarBuilder) -> $crate::candle_core::Result<Self> {
+                ($new)(vb)
+            }
+            fn batch(
+                device: &$crate::candle_core::Device,
+                seed: u64,
+            ) -> $crate::candle_core::Result<$crate::Batch> {
+                #[allow(unused_mut, unused_assignments)]
+                let mut pad = 0usize;
+                $(pad = $pad;)?
+                $crate::harness::causal_lm_batch($rows, $len, $vocab, pad, device, seed)
+            }
+            fn forward(
+                &self,
+                input: &$crate::candle_core::Tensor,
+                _train: bool,
+            ) -> $crate::candle_core::Result<$crate::candle_core::Tensor> {
+                $crate::debug_model!(@forward self, input $(, $forward)?)
+            }
+            fn task() -> $crate::Task {
+                $crate::Task::CausalLm
+            }
+        }
+    };
+    (@forward $m:expr, $x:expr) => {
+        $crate::candle_nn::Module::forward($m, $x)
+    };
+    (@forward $m:expr, $x:expr, $forward:expr) => {
+        ($forward)($m, $x)
     };
     (@impl $ty:ty, $new:expr, [$($dim:expr),+], $classes:expr, $fwd:expr) => {
         impl $crate::DebugModel for $ty {
@@ -172,6 +211,45 @@ mod tests {
         classes = 3,
         forward = Named::logits,
     );
+
+    /// A causal LM: embedding then a head, through the macro's causal-LM form.
+    struct TinyLm {
+        embed: candle_nn::Embedding,
+        head: Linear,
+    }
+    impl TinyLm {
+        fn new(vb: VarBuilder) -> candle_core::Result<Self> {
+            Ok(TinyLm {
+                embed: candle_nn::embedding(12, 8, vb.pp("embed"))?,
+                head: linear(8, 12, vb.pp("head"))?,
+            })
+        }
+        fn logits(&self, xs: &Tensor) -> candle_core::Result<Tensor> {
+            self.head.forward(&self.embed.forward(xs)?)
+        }
+    }
+    crate::debug_model!(
+        TinyLm,
+        new = TinyLm::new,
+        tokens = [4, 6],
+        vocab = 12,
+        pad = 2,
+        forward = TinyLm::logits,
+    );
+
+    #[test]
+    fn the_causal_lm_form_draws_a_padded_lm_batch() {
+        let (m, b) = build::<TinyLm>();
+        assert_eq!(TinyLm::task(), crate::Task::CausalLm);
+        assert_eq!(b.input.dims(), &[4, 6]);
+        let out = DebugModel::forward(&m, &b.input, true).unwrap();
+        assert_eq!(out.dims(), &[4, 6, 12]);
+        let ignored = b.targets.to_vec2::<i64>().unwrap()[1]
+            .iter()
+            .filter(|&&t| t == crate::model::IGNORE_INDEX)
+            .count();
+        assert_eq!(ignored, 2);
+    }
 
     fn build<M: DebugModel>() -> (M, Batch) {
         let vm = VarMap::new();
