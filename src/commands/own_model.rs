@@ -204,7 +204,7 @@ pub fn read_file_settings(dir: &Path) -> Result<Option<FileSettings>> {
     toml::from_str(&text).map(Some).map_err(|e| {
         let place = e
             .span()
-            .map(|s| format!("line {}", text[..s.start].lines().count().max(1)))
+            .map(|s| format!("line {}", text[..s.start].matches('\n').count() + 1))
             .unwrap_or_else(|| "TOML".to_string());
         Error::input(&path, place, e.message())
     })

@@ -145,7 +145,7 @@ mod tests {
         annotate(&mut report, dir.path());
         let f = &report.checks[0];
         assert!(
-            f.details[0].starts_with("src/model/norm.rs:2:23: `layer_norm(` has no backward"),
+            f.details[0].starts_with("src/model/norm.rs:2:21: `layer_norm(` has no backward"),
             "{:?}",
             f.details
         );
