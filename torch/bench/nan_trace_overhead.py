@@ -20,6 +20,7 @@ import argparse
 import importlib.util
 import os
 import statistics
+import sys
 import time
 
 import torch
@@ -81,11 +82,13 @@ def main():
     for name in models:  # warm-up
         step(name)
     times = {name: [] for name in models}
-    for _ in range(args.rounds):
+    for r in range(args.rounds):
         for name in models:
             t0 = time.perf_counter()
             step(name)
             times[name].append(time.perf_counter() - t0)
+        print("round %d/%d: %s" % (r + 1, args.rounds, " ".join(
+            "%s %.2fs" % (n, ts[-1]) for n, ts in times.items())), file=sys.stderr, flush=True)
     base = statistics.median(times["plain"])
     print("GPT-2 %.1fM parameters, batch 8 x 128, %d threads, %d interleaved rounds, torch %s"
           % (params / 1e6, args.threads, args.rounds, torch.__version__))
