@@ -16,9 +16,9 @@ NAME is a class (mldebug instantiates it with no arguments) or an object with:
 Optional:
 
     loss(self, output, targets) -> scalar tensor
-        Default: mean cross-entropy over the last dim, targets equal to -100 ignored (0 when
-        every target is ignored); an output with `.logits` (a Hugging Face ModelOutput) is read
-        through `.logits`. Give your own to check the loss you really train with.
+        Default: mean cross-entropy over the last dim, targets equal to -100 ignored (mean
+        squared error for task "regression"); an output with `.logits` (a Hugging Face
+        ModelOutput) is read through `.logits`. Give yours to check the loss you train with.
 
     task = "classification" | "causal_lm" | "regression"      (default "classification")
 
@@ -27,7 +27,7 @@ Optional:
         "in_model": targets equal the input ids and the model shifts them itself, as every
         Hugging Face *ForCausalLM does (then label-mask checks they were not shifted twice).
 
-Run it:
+Run it (`python mldebug_model.py` first runs one step of Example by itself):
 
     mldebug check all --torch mldebug_model.py:Example
     mldebug check all --torch mldebug_model.py:Example --python .venv/bin/python
@@ -50,3 +50,13 @@ class Example:
         x = torch.randn(32, 16, generator=g)
         y = x[:, :4].argmax(dim=1)  # the class is the largest of the first four features
         return x.to(device), y.to(device)
+
+
+if __name__ == "__main__":  # one training step by hand, as mldebug will take it
+    example = Example()
+    torch.manual_seed(0)
+    model = example.build()
+    inputs, targets = example.batch(0, "cpu")
+    loss = nn.functional.cross_entropy(model(inputs), targets, ignore_index=-100)
+    loss.backward()
+    print("loss %.3f (ln 4 = 1.386 expected at init)" % loss.item())

@@ -6,25 +6,31 @@
     DUO              transformers' DebugUnderflowOverflow (forward hooks, host reads per module)
     anomaly          torch.autograd.detect_anomaly()
 
-on a ~5M-parameter GPT-2 (GPT2LMHeadModel from a config), batch 8 x 128, AdamW. The modes run
-interleaved, one step each per round, so drift on a busy machine hits them alike; the median
-step time of each mode is reported with its ratio to plain.
+on a ~5M-parameter GPT-2 (GPT2LMHeadModel from torch/bench/gpt2-5m/config.json, the model
+check_all_time.sh times), batch 8 x 128, AdamW, CPU. The modes run interleaved, one step each
+per round, so drift on a busy machine hits them alike; the median step time of each mode is
+reported with its ratio to plain.
 
-    python torch/bench/nan_trace_overhead.py [--rounds 15] [--threads 2]
+    python torch/bench/nan_trace_overhead.py [--rounds 15] [--threads 2] [--driver PATH]
+
+--driver takes the FrameRecorder from another driver.py (default: torch/driver.py).
 """
 
 import argparse
 import importlib.util
 import os
 import statistics
+import sys
 import time
 
 import torch
 
 
-def load_driver():
-    here = os.path.dirname(os.path.abspath(__file__))
-    path = os.path.join(here, "..", "driver.py")
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIG = os.path.join(HERE, "gpt2-5m")
+
+
+def load_driver(path):
     spec = importlib.util.spec_from_file_location("mldebug_driver", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -32,26 +38,25 @@ def load_driver():
 
 
 def gpt2(seed):
-    from transformers import GPT2Config, GPT2LMHeadModel
+    from transformers import AutoConfig, GPT2LMHeadModel
 
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=2048, n_embd=256, n_layer=6, n_head=4, n_positions=128)
-    return GPT2LMHeadModel(config)
+    return GPT2LMHeadModel(AutoConfig.from_pretrained(CONFIG))
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--driver", default=os.path.join(HERE, "..", "driver.py"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     from transformers.debug_utils import DebugUnderflowOverflow
 
-    driver = load_driver()
+    driver = load_driver(args.driver)
     g = torch.Generator().manual_seed(0)
-    ids = torch.randint(0, 2048, (8, 128), generator=g)
-
     models = {name: gpt2(0) for name in ("plain", "mldebug", "DUO", "anomaly")}
+    ids = torch.randint(0, models["plain"].config.vocab_size, (8, 128), generator=g)
     params = sum(p.numel() for p in models["plain"].parameters())
     opts = {n: torch.optim.AdamW(m.parameters(), lr=1e-4) for n, m in models.items()}
     recorder = driver.FrameRecorder(models["mldebug"])
@@ -77,11 +82,13 @@ def main():
     for name in models:  # warm-up
         step(name)
     times = {name: [] for name in models}
-    for _ in range(args.rounds):
+    for r in range(args.rounds):
         for name in models:
             t0 = time.perf_counter()
             step(name)
             times[name].append(time.perf_counter() - t0)
+        print("round %d/%d: %s" % (r + 1, args.rounds, " ".join(
+            "%s %.2fs" % (n, ts[-1]) for n, ts in times.items())), file=sys.stderr, flush=True)
     base = statistics.median(times["plain"])
     print("GPT-2 %.1fM parameters, batch 8 x 128, %d threads, %d interleaved rounds, torch %s"
           % (params / 1e6, args.threads, args.rounds, torch.__version__))
