@@ -142,7 +142,7 @@ fn an_unused_layer_beside_batchnorm_still_fails_grad_flow() -> Result<()> {
     assert_eq!(f.status, Status::Fail, "{}", f.summary);
     assert!(
         f.summary
-            .starts_with("2 of 8 parameters get no gradient: unused.bias, unused.weight"),
+            .starts_with("2 of 8 parameters get no gradient: none reaches `unused`"),
         "{}",
         f.summary
     );
@@ -196,7 +196,7 @@ fn a_frozen_embedding_fails_unless_the_model_declares_it() -> Result<()> {
     let undeclared = grad_flow::grad_flow::<Frozen<false>>(&Options::default())?;
     assert_eq!(undeclared.status, Status::Fail, "{}", undeclared.summary);
     assert!(
-        undeclared.summary.contains("no gradient: embed.weight"),
+        undeclared.summary.contains("no gradient") && undeclared.summary.contains("`embed`"),
         "{}",
         undeclared.summary
     );

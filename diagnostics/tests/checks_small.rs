@@ -110,14 +110,14 @@ fn grad_flow_names_an_unused_parameter_as_not_in_the_graph() -> Result<()> {
     assert_eq!(f.status, Status::Fail);
     assert!(
         f.summary
-            .starts_with("2 of 6 parameters get no gradient: unused.bias, unused.weight"),
+            .starts_with("2 of 6 parameters get no gradient: none reaches `unused`"),
         "{}",
         f.summary
     );
     assert!(f
         .details
         .iter()
-        .any(|d| d.starts_with("unused.weight [8, 32]: no grad")));
+        .any(|d| d.trim_start().starts_with("unused.weight [8, 32]: no grad")));
     Ok(())
 }
 
@@ -131,8 +131,7 @@ fn grad_flow_names_the_module_that_cuts_the_graph() -> Result<()> {
         f.summary
     );
     assert!(
-        f.summary
-            .contains("l1.bias, l1.weight, norm.bias, norm.weight"),
+        f.summary.contains("everything up to `norm`") && f.summary.contains("`l2` does"),
         "{}",
         f.summary
     );

@@ -33,8 +33,18 @@ fn modules<'a>(rows: &[&Row<'a>]) -> Vec<&'a str> {
 }
 
 /// "`a`", "`a` and `b`", "`a`, `b` and `c`".
+/// Modules a one-line summary names before "and N more" (the details list every parameter).
+pub const MODULES_IN_SUMMARY: usize = 6;
+
 fn and_list(names: &[&str]) -> String {
-    let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+    let mut quoted: Vec<String> = names
+        .iter()
+        .take(MODULES_IN_SUMMARY)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    if names.len() > MODULES_IN_SUMMARY {
+        quoted.push(format!("{} more", names.len() - MODULES_IN_SUMMARY));
+    }
     match quoted.as_slice() {
         [] => String::new(),
         [one] => one.clone(),
@@ -128,6 +138,20 @@ mod tests {
         ]);
         let s = boundary(&r).unwrap();
         assert_eq!(s, "none reaches `fc2`; `fc1` and `fc3` do");
+    }
+
+    #[test]
+    fn a_long_list_of_modules_is_cut_short_in_the_summary() {
+        // Every other module is live, so the 9 dead ones never form a prefix.
+        let names: Vec<String> = (0..18).map(|i| format!("m{i}.weight")).collect();
+        let spec: Vec<(&str, bool)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i % 2 == 1))
+            .collect();
+        let s = boundary(&rows(&spec)).unwrap();
+        assert!(s.starts_with("none reaches `m0`, `m2`"), "{s}");
+        assert!(s.contains("and 3 more;"), "{s}");
     }
 
     #[test]
