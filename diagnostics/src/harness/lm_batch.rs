@@ -8,8 +8,8 @@ use crate::rng::SeededRng;
 use candle_core::{DType, Device, Tensor};
 use std::path::Path;
 
-/// The token that fills padded input positions (their targets are [`IGNORE_INDEX`]).
-pub const PAD_TOKEN: u32 = 0;
+/// The padding token id (the zoo's).
+pub use crate::zoo::data::PAD_TOKEN;
 
 /// Every how many tokens the sequence follows its rule: the rest is noise, so the batch is
 /// learnable (a model that learns the rule gets well below ln V) but not trivially so.
@@ -58,15 +58,7 @@ pub fn causal_lm_batch(
             seq.push(next);
         }
         let real = if row % 2 == 1 { len - pad } else { len };
-        for t in 0..len {
-            if t < real {
-                input.push(seq[t]);
-                targets.push(i64::from(seq[t + 1]));
-            } else {
-                input.push(PAD_TOKEN);
-                targets.push(IGNORE_INDEX);
-            }
-        }
+        crate::zoo::data::push_padded_row(&seq, real, len, IGNORE_INDEX, &mut input, &mut targets);
     }
     Ok(Batch {
         input: Tensor::from_vec(input, (rows, len), device)?,

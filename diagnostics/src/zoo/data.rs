@@ -71,6 +71,28 @@ fn row_lengths(seed: u64, rows: usize, len: usize) -> Vec<usize> {
     lengths
 }
 
+/// One row of a causal-LM batch: the first `real` tokens of `seq` (which holds one more, the
+/// last real position's next token) with their next tokens as targets, then [`PAD_TOKEN`] up to
+/// `len` with `pad_target`.
+pub fn push_padded_row(
+    seq: &[u32],
+    real: usize,
+    len: usize,
+    pad_target: i64,
+    input: &mut Vec<u32>,
+    targets: &mut Vec<i64>,
+) {
+    for t in 0..len {
+        if t < real {
+            input.push(seq[t]);
+            targets.push(i64::from(seq[t + 1]));
+        } else {
+            input.push(PAD_TOKEN);
+            targets.push(pad_target);
+        }
+    }
+}
+
 /// Random token sequences padded at the end; see [`LmBatch`].
 pub fn lm_batch(
     seed: u64,
@@ -89,15 +111,7 @@ pub fn lm_batch(
         let seq: Vec<u32> = (0..=real)
             .map(|_| 1 + rng.below(vocab as u64 - 1) as u32)
             .collect();
-        for t in 0..len {
-            if t < real {
-                input.push(seq[t]);
-                targets.push(i64::from(seq[t + 1]));
-            } else {
-                input.push(PAD_TOKEN);
-                targets.push(pad_target);
-            }
-        }
+        push_padded_row(&seq, real, len, pad_target, &mut input, &mut targets);
     }
     Ok(LmBatch {
         input: Tensor::from_vec(input, (rows, len), device)?,
