@@ -1127,6 +1127,8 @@ def check_overfit(run):
         "start_ce": start_ce,
         "end_ce": end_ce,
         "trainable": len(params),
+        # Only LoRA adapters train: the wrap succeeded (a failed wrap trains the whole model).
+        "adapters_only": run.subject.lora is not None and not run.subject.lora_failed,
     }
 
 

@@ -89,7 +89,7 @@ pub fn run_check(settings: &TorchSettings) -> Result<Judged> {
         .checks
         .iter()
         .map(|&id| match run.checks.iter().find(|c| c.check == id) {
-            Some(event) => judge_event(event, labels, settings.lora.is_some(), &ctx),
+            Some(event) => judge_event(event, labels, &ctx),
             None => missing(id, &run, &ctx),
         })
         .collect();
@@ -105,17 +105,7 @@ pub fn run_check(settings: &TorchSettings) -> Result<Judged> {
     })
 }
 
-/// What the CLI knows and the driver does not repeat: overfit on a LoRA model trains only
-/// the adapters.
-fn with_lora(id: CheckId, value: &serde_json::Value, lora: bool) -> serde_json::Value {
-    let mut value = value.clone();
-    if let (CheckId::Overfit, true, Some(obj)) = (id, lora, value.as_object_mut()) {
-        obj.insert("adapters_only".into(), serde_json::Value::Bool(true));
-    }
-    value
-}
-
-fn judge_event(event: &CheckEvent, labels: Labels, lora: bool, ctx: &Ctx) -> Finding {
+fn judge_event(event: &CheckEvent, labels: Labels, ctx: &Ctx) -> Finding {
     let id = event.check;
     if let Some(err) = &event.error {
         let mut message = format!("the model raised: {}", err.message);
@@ -129,17 +119,13 @@ fn judge_event(event: &CheckEvent, labels: Labels, lora: bool, ctx: &Ctx) -> Fin
         return skipped(id, reason.clone());
     }
     match &event.measurement {
-        Some(value) => {
-            judge_json(id, with_lora(id, value, lora), labels, ctx).unwrap_or_else(|e| {
-                error_finding(
-                    id,
-                    &format!(
-                        "{e} (the embedded driver and this mldebug disagree: a bug in mldebug)"
-                    ),
-                    ctx,
-                )
-            })
-        }
+        Some(value) => judge_json(id, value.clone(), labels, ctx).unwrap_or_else(|e| {
+            error_finding(
+                id,
+                &format!("{e} (the embedded driver and this mldebug disagree: a bug in mldebug)"),
+                ctx,
+            )
+        }),
         None => error_finding(
             id,
             "the driver wrote neither a measurement, a reason nor an error",
