@@ -2,6 +2,7 @@
 //! and a readable account of how it ended. Used by the harness of a user's crate and by the
 //! PyTorch driver.
 
+use std::collections::VecDeque;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -17,6 +18,37 @@ pub enum Outcome {
     Exited(ExitStatus),
     /// Past its limit: it and everything it started were killed.
     TimedOut,
+}
+
+/// The last lines of a child's output, kept for an error message: memory stays bounded however
+/// much the child writes.
+#[derive(Debug)]
+pub struct Tail {
+    lines: VecDeque<String>,
+    cap: usize,
+}
+
+impl Tail {
+    /// Keeps at most `cap` lines.
+    pub fn new(cap: usize) -> Tail {
+        Tail {
+            lines: VecDeque::with_capacity(cap + 1),
+            cap,
+        }
+    }
+
+    /// Adds a line, dropping the oldest past the cap.
+    pub fn push(&mut self, line: String) {
+        self.lines.push_back(line);
+        if self.lines.len() > self.cap {
+            self.lines.pop_front();
+        }
+    }
+
+    /// The lines kept, oldest first.
+    pub fn into_lines(self) -> Vec<String> {
+        self.lines.into()
+    }
 }
 
 /// Puts the child in its own process group, so a timeout kills everything it started (Unix
@@ -72,4 +104,18 @@ fn kill_group(pid: u32) {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Tail;
+
+    #[test]
+    fn a_tail_keeps_the_last_lines_only() {
+        let mut t = Tail::new(2);
+        for l in ["a", "b", "c"] {
+            t.push(l.to_string());
+        }
+        assert_eq!(t.into_lines(), ["b", "c"]);
+    }
 }

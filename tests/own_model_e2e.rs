@@ -9,7 +9,7 @@
 
 mod harness_support;
 
-use harness_support::{e2e_target, repo, show};
+use harness_support::{e2e_target, mldebug, repo, show};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -38,17 +38,6 @@ fn tinylm_copy(edit: impl Fn(String) -> String) -> tempfile::TempDir {
         .unwrap();
     assert!(out.status.success(), "{}", show(&out));
     dir
-}
-
-fn mldebug(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_mldebug"))
-        .args(args)
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", e2e_target())
-        .env("RUST_BACKTRACE", "0")
-        .env_remove("RUSTFLAGS")
-        .output()
-        .unwrap()
 }
 
 /// Every file under `dir` (but `target/`) with its bytes.

@@ -10,7 +10,6 @@ use mldebug_diagnostics::harness::{
     REPORT_ENV, REQUEST_ENV,
 };
 use mldebug_diagnostics::{Finding, Report, Status};
-use std::collections::VecDeque;
 use std::io::{BufRead, BufReader};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -140,7 +139,7 @@ fn read_stderr(
     stderr: std::process::ChildStderr,
     bar: Option<&indicatif::ProgressBar>,
 ) -> Vec<String> {
-    let mut tail: VecDeque<String> = VecDeque::with_capacity(CRASH_TAIL_LINES + 1);
+    let mut tail = child_process::Tail::new(CRASH_TAIL_LINES);
     for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
         if let Some(json) = line.strip_prefix(PROGRESS_PREFIX) {
             if let (Some(bar), Ok(p)) = (bar, serde_json::from_str::<ProgressLine>(json)) {
@@ -149,10 +148,7 @@ fn read_stderr(
             }
             continue;
         }
-        tail.push_back(line);
-        if tail.len() > CRASH_TAIL_LINES {
-            tail.pop_front();
-        }
+        tail.push(line);
     }
-    tail.into()
+    tail.into_lines()
 }

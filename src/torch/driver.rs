@@ -6,11 +6,10 @@
 
 use super::events::{self, CheckEvent, Event, Hello, CONTRACT};
 use super::{TorchSettings, DRIVER};
-use crate::child_process::{self, Outcome};
+use crate::child_process::{self, Outcome, Tail};
 use crate::render::progress::{child_bar, child_step};
 use crate::{Error, Result};
 use serde::Serialize;
-use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -180,7 +179,7 @@ fn read_stdout(
 ) -> (Vec<Event>, Vec<String>) {
     let mut reader = BufReader::new(stdout);
     let mut events = Vec::new();
-    let mut stray = VecDeque::new();
+    let mut stray = Tail::new(TAIL_LINES);
     let mut buf = Vec::new();
     loop {
         buf.clear();
@@ -199,23 +198,16 @@ fn read_stdout(
                 }
                 events.push(event);
             }
-            Some(Err(e)) => push_tail(&mut stray, format!("(unreadable driver line: {e})")),
-            None => push_tail(&mut stray, line.trim_end().to_string()),
+            Some(Err(e)) => stray.push(format!("(unreadable driver line: {e})")),
+            None => stray.push(line.trim_end().to_string()),
         }
     }
-    (events, stray.into())
-}
-
-fn push_tail(tail: &mut VecDeque<String>, line: String) {
-    tail.push_back(line);
-    if tail.len() > TAIL_LINES {
-        tail.pop_front();
-    }
+    (events, stray.into_lines())
 }
 
 /// The last [`TAIL_LINES`] lines of a stream (each cut at 4 KB).
 fn tail_of(stream: impl Read) -> Vec<String> {
-    let mut tail = VecDeque::new();
+    let mut tail = Tail::new(TAIL_LINES);
     for line in BufReader::new(stream).split(b'\n').map_while(|l| l.ok()) {
         let mut line = String::from_utf8_lossy(&line).into_owned();
         if line.len() > 4096 {
@@ -225,7 +217,7 @@ fn tail_of(stream: impl Read) -> Vec<String> {
             }
             line.truncate(cut);
         }
-        push_tail(&mut tail, line);
+        tail.push(line);
     }
-    tail.into()
+    tail.into_lines()
 }
