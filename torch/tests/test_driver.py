@@ -117,8 +117,15 @@ class TinyMlpContract(unittest.TestCase):
         self.assertLess(fit["losses"][-1], fit["losses"][0])
         self.assertEqual(fit["trainable"], 4)
 
-    def test_nan_is_a_string(self):
+    def test_the_default_loss_is_zero_with_every_target_ignored(self):
         masked = checks_of(self.events)["label-mask"]["measurement"]["all_masked"]
+        # As candle's masked cross-entropy: exactly 0 with zero gradients, not PyTorch's 0/0.
+        self.assertEqual(masked["loss"], 0.0)
+        self.assertFalse(masked["grads_move"])
+
+    def test_nan_is_a_string(self):
+        _, events, _ = drive(file_target("TorchMeanLoss"), checks=["label-mask"])
+        masked = checks_of(events)["label-mask"]["measurement"]["all_masked"]
         # PyTorch's mean cross-entropy over zero kept targets is 0/0.
         self.assertEqual(masked["loss"], "NaN")
         self.assertFalse(masked["grads_move"])
