@@ -2,5 +2,6 @@
 //! same code as candle models. The Python comes from `support::python` (a cached venv).
 
 mod cli;
+mod python;
 mod support;
 mod zoo;
