@@ -258,3 +258,26 @@ fn a_model_outside_the_zoo_goes_to_the_harness() {
     assert!(stderr(&out).contains("no Cargo.toml"), "{}", stderr(&out));
     assert!(stdout(&out).is_empty(), "{}", stdout(&out));
 }
+
+#[test]
+fn python_and_lora_without_a_torch_model_are_refused() {
+    for flag in [
+        ["--python", "/usr/bin/python3"],
+        ["--lora", "r=8,targets=q_proj"],
+    ] {
+        let o = mldebug(&[
+            "check",
+            "init-loss",
+            "--model",
+            "zoo::mlp",
+            flag[0],
+            flag[1],
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{flag:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--torch FILE.py:NAME"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}

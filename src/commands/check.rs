@@ -151,6 +151,11 @@ impl DeviceSpec {
 }
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
+    if args.torch.torch.is_none() && (args.torch.python.is_some() || args.torch.lora.is_some()) {
+        return Err(Error::usage(
+            "--python and --lora apply to a PyTorch model: give it with --torch FILE.py:NAME or --torch hf:DIR",
+        ));
+    }
     let report = match (&args.model, &args.torch.torch) {
         (_, Some(spec)) => run_torch_model(spec, &args, g)?,
         (Some(model), None) => match model.strip_prefix("zoo::") {

@@ -53,6 +53,13 @@ impl Target {
             )));
         }
         let path = absolute(cwd, file);
+        if path.is_dir() {
+            return Err(Error::usage(format!(
+                "--torch {}: {} is a folder; name the Python file (FILE.py:NAME)",
+                spec.escape_debug(),
+                path.display()
+            )));
+        }
         if !path.is_file() {
             return Err(Error::usage(format!(
                 "--torch {}: no such file {}",
@@ -217,6 +224,10 @@ mod tests {
             let e = Target::parse(bad, &dir).unwrap_err();
             assert_eq!(e.exit, crate::Exit::Usage, "{bad}: {}", e.message);
         }
+        let e = Target::parse("hf:Net", &dir).unwrap_err();
+        assert!(e.message.contains("no config.json"), "{}", e.message);
+        let e = Target::parse(&format!("{}:Net", dir.display()), &dir).unwrap_err();
+        assert!(e.message.contains("is a folder"), "{}", e.message);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
