@@ -109,7 +109,7 @@ fn json_is_the_report_schema() {
     let out = mldebug(&["--json", "check", "all", "--model", "zoo::mlp-zero-init"]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let mut v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("stdout is JSON");
-    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["schema_version"], mldebug_report::SCHEMA_VERSION);
     assert_eq!(v["command"], "check");
     assert_eq!(v["model"], "zoo::mlp-zero-init");
     assert_eq!(v["device"], "cpu");

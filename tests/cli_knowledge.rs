@@ -32,7 +32,7 @@ fn ok_json(args: &[&str]) -> serde_json::Value {
     let mut all = args.to_vec();
     all.push("--json");
     let v: serde_json::Value = serde_json::from_str(&ok(&all)).expect("valid JSON");
-    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["schema_version"], mldebug_report::SCHEMA_VERSION);
     assert_eq!(v["command"], all[0]);
     v
 }

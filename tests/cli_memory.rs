@@ -72,7 +72,7 @@ fn json_has_the_envelope_components_stages_and_targets() {
     let mut args = vec!["--config", TINYLLAMA, "--gpu", "t4,h100"];
     args.extend_from_slice(&ANCHOR);
     let v = json(&args);
-    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["schema_version"], mldebug_report::SCHEMA_VERSION);
     assert_eq!(v["command"], "memory");
     assert_eq!(v["shape"]["family"], "llama");
     assert_eq!(v["estimate"]["params"]["total"], 1_100_048_384u64);

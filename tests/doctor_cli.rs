@@ -40,7 +40,7 @@ fn json_has_the_envelope_and_each_finding_its_id_severity_step_numbers_and_row()
     let (code, out, err) = doctor(&["--json"], &[&path]);
     assert_eq!(code, 1, "a fail finding exits 1: {err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["schema_version"], 3);
+    assert_eq!(v["schema_version"], mldebug_report::SCHEMA_VERSION);
     assert_eq!(v["command"], "doctor");
     let f = &v["runs"][0]["findings"][0];
     assert_eq!(f["symptom"], "loss-nonfinite");

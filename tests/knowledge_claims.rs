@@ -12,6 +12,7 @@
 
 use candle_core::{DType, Device, Tensor};
 use mldebug::catalog::{self, Catalog};
+use mldebug_text::number::grouped;
 use std::path::{Path, PathBuf};
 
 fn root() -> PathBuf {
@@ -68,19 +69,6 @@ fn gb(bytes: f64) -> String {
 
 fn mb(bytes: f64) -> String {
     format!("{:.1} MB", bytes / MB)
-}
-
-/// 1234567 → "1,234,567".
-fn grouped(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A llama-style decoder: untied input and output embeddings, two RMS norms per layer and a

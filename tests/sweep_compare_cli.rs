@@ -121,7 +121,7 @@ fn json_carries_every_input_and_number() {
         let (code, out, err) = run(&args);
         assert_eq!(code, 0, "{err}");
         let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-        assert_eq!(v["schema_version"], 3);
+        assert_eq!(v["schema_version"], mldebug_report::SCHEMA_VERSION);
         assert_eq!(v["command"], "sweep-compare");
         assert_eq!(v["metric"], "val/acc");
         assert_eq!(v["reduction"]["kind"], "last");
@@ -134,7 +134,10 @@ fn json_carries_every_input_and_number() {
         }
         let failed: Vec<&serde_json::Value> = runs.iter().filter(|r| r["failed"] == true).collect();
         assert_eq!(failed.len(), 1);
-        assert!(failed[0]["value"].is_null(), "NaN is written as null");
+        assert_eq!(
+            failed[0]["value"], "NaN",
+            "a NaN is the string NaN, never null"
+        );
         let t = &v["tasks"][0];
         assert_eq!(t["paired"]["pairs"].as_array().unwrap().len(), 4);
         assert!(t["paired"]["sign_flip"]["min_attainable"].as_f64().unwrap() > 0.12);

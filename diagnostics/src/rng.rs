@@ -1,34 +1,32 @@
-//! A small seeded random number generator for reproducible checks.
+//! Seeded tensors for reproducible checks.
 //!
 //! candle's CPU RNG cannot be seeded (`Device::Cpu.set_seed` fails), so everything that must be the
-//! same for the same `--seed` — parameter init, zoo batches — draws from here instead. The
-//! generator is xoshiro256** seeded through SplitMix64 (Blackman and Vigna); it is fast, has a
-//! 2^256 period and is more than good enough for initialising weights. It is not for
-//! cryptography.
+//! same for the same `--seed` — parameter init, zoo batches — draws from here instead: the one
+//! generator of the workspace ([`mldebug_text::rng::Rng`], xoshiro256** seeded through
+//! SplitMix64) with the tensor constructors the checks need.
 //!
 //! [`SeededRng::derive`] gives an independent stream per name, so a parameter's initial values
 //! depend only on the seed and its name, not on the order in which parameters are created.
 
 use candle_core::{DType, Device, Result, Shape, Tensor};
+use mldebug_text::rng::Rng;
 
-/// A seeded xoshiro256** generator.
+/// The workspace's seeded generator, with tensor constructors; its scalar draws (`next_u64`,
+/// `uniform`, `normal`, `below`) are [`Rng`]'s.
 #[derive(Debug, Clone)]
-pub struct SeededRng {
-    s: [u64; 4],
+pub struct SeededRng(Rng);
+
+impl std::ops::Deref for SeededRng {
+    type Target = Rng;
+    fn deref(&self) -> &Rng {
+        &self.0
+    }
 }
 
-/// One SplitMix64 step: advances `state` and returns a well-mixed output.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// A stable (across runs and platforms) hash of a name.
-fn fnv1a(label: &str) -> u64 {
-    mldebug_text::hash::fnv1a(label.as_bytes())
+impl std::ops::DerefMut for SeededRng {
+    fn deref_mut(&mut self) -> &mut Rng {
+        &mut self.0
+    }
 }
 
 /// Values drawn in f64 on the host, converted there and only then moved: not every device has
@@ -42,53 +40,12 @@ fn on_device(data: Vec<f64>, shape: Shape, dtype: DType, device: &Device) -> Res
 impl SeededRng {
     /// A generator for `seed`; the same seed always gives the same stream.
     pub fn new(seed: u64) -> SeededRng {
-        let mut sm = seed;
-        let s = [
-            splitmix64(&mut sm),
-            splitmix64(&mut sm),
-            splitmix64(&mut sm),
-            splitmix64(&mut sm),
-        ];
-        SeededRng { s }
+        SeededRng(Rng::new(seed))
     }
 
     /// An independent stream for `label` under `seed` (e.g. a parameter name or "batch").
     pub fn derive(seed: u64, label: &str) -> SeededRng {
-        let mut sm = seed ^ fnv1a(label);
-        // One extra mix so that seeds differing in few bits still land far apart.
-        SeededRng::new(splitmix64(&mut sm))
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
-        let t = self.s[1] << 17;
-        self.s[2] ^= self.s[0];
-        self.s[3] ^= self.s[1];
-        self.s[1] ^= self.s[2];
-        self.s[0] ^= self.s[3];
-        self.s[2] ^= t;
-        self.s[3] = self.s[3].rotate_left(45);
-        result
-    }
-
-    /// Uniform in `[0, 1)`, with 53 bits of precision.
-    pub fn uniform(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
-    }
-
-    /// Standard normal (mean 0, std 1), by the Box–Muller transform.
-    pub fn normal(&mut self) -> f64 {
-        // 1 - u is in (0, 1], so the log is finite.
-        let u1 = 1.0 - self.uniform();
-        let u2 = self.uniform();
-        (-2.0 * u1.ln()).sqrt() * (std::f64::consts::TAU * u2).cos()
-    }
-
-    /// Uniform integer in `0..n` (`n > 0`), by Lemire's multiply-shift (bias < n / 2^64).
-    pub fn below(&mut self, n: u64) -> u64 {
-        assert!(n > 0, "SeededRng::below(0)");
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
+        SeededRng(Rng::derive(seed, label))
     }
 
     /// A tensor of `shape` drawn from N(mean, std²), built on the host and moved to `device`.
@@ -135,26 +92,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn same_seed_same_stream_and_different_seeds_differ() {
-        let a: Vec<u64> = (0..8).map(|_| SeededRng::new(7).next_u64()).collect();
-        assert!(a.windows(2).all(|w| w[0] == w[1]));
-        let mut r1 = SeededRng::new(7);
-        let mut r2 = SeededRng::new(8);
-        let x: Vec<u64> = (0..4).map(|_| r1.next_u64()).collect();
-        let y: Vec<u64> = (0..4).map(|_| r2.next_u64()).collect();
-        assert_ne!(x, y);
-    }
-
-    #[test]
-    fn derive_depends_on_label_not_on_order() {
+    fn the_stream_is_the_shared_generators() {
         let mut a = SeededRng::derive(3, "l1.weight");
-        let mut b = SeededRng::derive(3, "l1.bias");
-        assert_ne!(a.next_u64(), b.next_u64());
-        let _ = SeededRng::derive(3, "something else").next_u64();
-        assert_eq!(
-            SeededRng::derive(3, "l1.weight").next_u64(),
-            SeededRng::derive(3, "l1.weight").next_u64()
-        );
+        let mut b = Rng::derive(3, "l1.weight");
+        assert_eq!(a.next_u64(), b.next_u64());
+        assert_eq!(SeededRng::new(9).normal(), Rng::new(9).normal());
     }
 
     #[test]

@@ -3,10 +3,10 @@
 
 use crate::catalog::{self, limits, records, verify, Problem};
 use crate::context::Context;
+use crate::render::catalog::{self as render_catalog, Counts, Output, ProblemOut};
 use crate::render::output::{emit, emit_json};
 use crate::render::{json, paint::Paint};
 use crate::{Error, Exit, Result};
-use serde::Serialize;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -28,32 +28,6 @@ pub struct VerifyArgs {
     /// (a list of `{id, quote, status, ...}`).
     #[arg(long, value_name = "FILE")]
     pub records: Option<PathBuf>,
-}
-
-#[derive(Debug, Serialize)]
-struct Counts {
-    entries: usize,
-    quotes: usize,
-    sources: usize,
-    excerpts: usize,
-    checks: usize,
-    symptoms: usize,
-}
-
-#[derive(Debug, Serialize)]
-struct Output {
-    ok: bool,
-    counts: Counts,
-    /// How many problems there are; `problems` lists at most 50 per file.
-    problem_count: usize,
-    problems: Vec<ProblemOut>,
-}
-
-#[derive(Debug, Serialize)]
-struct ProblemOut {
-    file: String,
-    line: usize,
-    message: String,
 }
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
@@ -104,25 +78,7 @@ fn verify_cmd(args: VerifyArgs, g: &Context) -> Result<Exit> {
         emit_json(&json::to_string("catalog", &out)?)?;
     } else {
         let paint = Paint::new(g.stdout);
-        let mut text = String::new();
-        for p in &out.problems {
-            text.push_str(&format!("{}:{}: {}\n", p.file, p.line, p.message));
-        }
-        let n = &out.counts;
-        let summary = format!(
-            "{} entries, {} quotes from {} sources ({} excerpts), {} checks, {} symptoms",
-            n.entries, n.quotes, n.sources, n.excerpts, n.checks, n.symptoms
-        );
-        if out.ok {
-            text.push_str(&format!("{} {summary}\n", paint.green("catalog OK:")));
-        } else {
-            text.push_str(&format!(
-                "{} {} problem(s) in {summary}\n",
-                paint.red("catalog FAILED:"),
-                out.problem_count
-            ));
-        }
-        emit(&text, paint.color)?;
+        emit(&render_catalog::human(&out, paint), paint.color)?;
     }
     Ok(if out.ok { Exit::Ok } else { Exit::Failed })
 }

@@ -5,9 +5,9 @@
 use crate::catalog::{self, search};
 use crate::context::Context;
 use crate::render::output::{emit, emit_json};
-use crate::render::{json, paint::Paint, table, text::warn_problems};
+use crate::render::search::{self as render_search, Hit, Output};
+use crate::render::{json, paint::Paint, text::warn_problems};
 use crate::{Error, Exit, Result};
-use serde::Serialize;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -17,23 +17,6 @@ pub struct Args {
     /// Show at most this many results.
     #[arg(long, default_value_t = 10)]
     pub limit: usize,
-}
-
-#[derive(Debug, Serialize)]
-struct Hit<'a> {
-    id: &'a str,
-    title: &'a str,
-    /// BM25 score, rounded to 2 decimals.
-    score: f64,
-    file: &'a str,
-    line: usize,
-    checks: Vec<String>,
-}
-
-#[derive(Debug, Serialize)]
-struct Output<'a> {
-    query: String,
-    results: Vec<Hit<'a>>,
 }
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
@@ -69,19 +52,7 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
         emit_json(&json::to_string("search", &out)?)?;
     } else {
         let paint = Paint::new(g.stdout);
-        let mut t = table::new(&["score", "id", "title", "where"], paint);
-        for h in &out.results {
-            t.add_row(vec![
-                format!("{:.2}", h.score),
-                h.id.to_string(),
-                h.title.to_string(),
-                format!("{}:{}", h.file, h.line),
-            ]);
-        }
-        let mut text = table::to_string(&t);
-        text.push_str(&paint.dim("details: mldebug show <id>"));
-        text.push('\n');
-        emit(&text, paint.color)?;
+        emit(&render_search::human(&out, paint), paint.color)?;
     }
     Ok(Exit::Ok)
 }

@@ -5,13 +5,10 @@
 use crate::catalog::{self, search};
 use crate::context::Context;
 use crate::render::output::{emit, emit_json};
-use crate::render::{
-    json,
-    paint::Paint,
-    text::{warn_problems, wrap, WRAP},
-};
+use crate::render::triage::{self as render_triage, Output, Row};
+use crate::render::{json, paint::Paint, text::warn_problems};
 use crate::{Error, Exit, Result};
-use serde::Serialize;
+use mldebug_report::show_command;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -23,30 +20,8 @@ pub struct Args {
     pub limit: usize,
 }
 
-#[derive(Debug, Serialize)]
-struct Row<'a> {
-    /// The row's stable id in the PLAYBOOK symptoms table.
-    id: &'a str,
-    symptom: &'a str,
-    /// BM25 score, rounded to 2 decimals.
-    score: f64,
-    hypotheses: &'a [String],
-    commands: &'a [String],
-    checks: Vec<String>,
-    /// Catalog entries that explain this symptom (`mldebug show <id>`), best first.
-    read: Vec<&'a str>,
-    file: &'a str,
-    line: usize,
-}
-
 /// How many explaining entries to offer per symptom row.
 const READ_MAX: usize = 3;
-
-#[derive(Debug, Serialize)]
-struct Output<'a> {
-    query: String,
-    matches: Vec<Row<'a>>,
-}
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
     let c = catalog::open(g)?;
@@ -66,7 +41,7 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
                 .map(|(e, _)| c.entries[e].id.as_str())
                 .filter(|id| *id != catalog::markdown::SYMPTOMS_ID)
                 // An entry the row already tells you to show is not repeated.
-                .filter(|id| !s.commands.contains(&format!("mldebug show {id}")))
+                .filter(|id| !s.commands.contains(&show_command(id)))
                 .take(READ_MAX)
                 .collect();
             Row {
@@ -93,42 +68,7 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
         emit_json(&json::to_string("triage", &out)?)?;
     } else {
         let paint = Paint::new(g.stdout);
-        emit(&human(&out, paint), paint.color)?;
+        emit(&render_triage::human(&out, paint), paint.color)?;
     }
     Ok(Exit::Ok)
-}
-
-fn human(out: &Output<'_>, paint: Paint) -> String {
-    let mut s = String::new();
-    for (n, row) in out.matches.iter().enumerate() {
-        if n > 0 {
-            s.push('\n');
-        }
-        s.push_str(&format!(
-            "{} {}\n",
-            paint.bold(&format!("{}.", n + 1)),
-            paint.bold(row.symptom)
-        ));
-        s.push_str(&paint.dim(&format!(
-            "   {} · {}:{} · score {:.2}",
-            row.id, row.file, row.line, row.score
-        )));
-        s.push('\n');
-        s.push_str("   Hypotheses, most likely first:\n");
-        for (i, h) in row.hypotheses.iter().enumerate() {
-            let text = wrap(h, WRAP, "        ");
-            s.push_str(&format!("     {}. {}", i + 1, text.trim_start()));
-        }
-        s.push_str("   Tell them apart:\n");
-        for cmd in row.commands {
-            s.push_str(&format!("     {}\n", paint.cyan(cmd)));
-        }
-        if !row.read.is_empty() {
-            s.push_str("   Read:\n");
-            for id in &row.read {
-                s.push_str(&format!("     mldebug show {id}\n"));
-            }
-        }
-    }
-    s
 }

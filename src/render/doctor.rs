@@ -6,12 +6,12 @@
 use super::sparkline::sparkline;
 use super::style::Style;
 use crate::doctor::report::{PlaybookLink, Report, RunReport};
-use crate::sweep::numbers::num;
 use crate::{Error, Result};
 use comfy_table::Cell;
 use mldebug_diagnostics::Status;
 use mldebug_doctor::textlog::{ReadReport, StepSource};
 use mldebug_doctor::{Finding, Severity};
+use mldebug_text::number::num;
 use serde::Serialize;
 
 /// Sparkline width: the house width of a curve in a table row.

@@ -4,7 +4,8 @@ use super::style::Style;
 use comfy_table::Cell;
 use mldebug_diagnostics::Status;
 use mldebug_memory::report::{MemoryReport, ModelMemory};
-use mldebug_memory::units::{gpu_memory, human_bytes, human_count};
+use mldebug_memory::units::gpu_memory;
+use mldebug_text::number::{human_bytes, human_count};
 
 pub fn render(r: &MemoryReport, style: &Style) -> String {
     let mut out = String::new();

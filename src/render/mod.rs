@@ -4,19 +4,19 @@
 //! - [`report`], [`matrix`], [`zoo`], [`plot`], [`sparkline`], [`progress`]: `check`, `demo`, `zoo`.
 //! - [`sweep_report`]: the `sweep-compare` report as format-neutral blocks;
 //!   [`sweep_table`] (terminal), [`sweep_markdown`] and [`sweep_plot`] (SVG) draw it.
-//! - [`quotes`], [`table`], [`text`], [`paint`], [`show`]: the knowledge commands (quote, show, search,
-//!   triage, list).
+//! - [`quotes`], [`table`], [`text`], [`paint`], [`show`], [`search`], [`triage`], [`catalog`]: the
+//!   knowledge commands (quote, show, search, triage, list, catalog verify).
 //! - [`doctor`] (terminal) and [`doctor_plot`] (SVG): the `doctor` report.
 //! - [`memory`]: the `mldebug memory` estimate.
 //! - [`json`], [`output`]: JSON on stdout and writing it out; [`plot_target`]: where `--plot` writes.
-//! - [`number`], [`style`]: shared number formatting and the colour decision.
+//! - [`style`]: the colour decision (numbers are written by `mldebug_text::number`).
 
+pub mod catalog;
 pub mod doctor;
 pub mod doctor_plot;
 pub mod json;
 pub mod matrix;
 pub mod memory;
-pub mod number;
 pub mod output;
 pub mod paint;
 pub mod plot;
@@ -24,6 +24,7 @@ pub mod plot_target;
 pub mod progress;
 pub mod quotes;
 pub mod report;
+pub mod search;
 pub mod show;
 pub mod sparkline;
 pub mod style;
@@ -34,4 +35,5 @@ pub mod sweep_table;
 pub mod table;
 pub mod terminal;
 pub mod text;
+pub mod triage;
 pub mod zoo;

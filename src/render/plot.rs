@@ -2,11 +2,11 @@
 //! gradient-norm profile per parameter. Drawn into a string first, so a failed plot leaves no
 //! half-written file.
 
-use super::number::sig;
 use super::plot_target::PlotTarget;
 use crate::{Error, Result};
 use mldebug_diagnostics::report::Series;
 use mldebug_diagnostics::{Finding, Report};
+use mldebug_text::number::sig;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
 use std::path::PathBuf;

@@ -51,7 +51,7 @@ fn show(bar: &ProgressBar, event: ProgressEvent) {
     });
     match (event.check, event.loss) {
         (CheckId::Overfit, Some(loss)) => {
-            bar.set_message(format!("loss {}", super::number::sig(loss)))
+            bar.set_message(format!("loss {}", mldebug_text::number::sig(loss)))
         }
         _ => bar.set_message(""),
     }

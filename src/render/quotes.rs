@@ -30,7 +30,7 @@ pub fn quote_in(q: &QuoteHit, paint: Paint, shown: Option<&str>) -> String {
         .entries
         .iter()
         .filter(|e| Some(e.as_str()) != shown)
-        .map(|e| format!("mldebug show {e}"))
+        .map(|e| mldebug_report::show_command(e))
         .collect();
     if !others.is_empty() {
         out.push_str(&format!(

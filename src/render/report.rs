@@ -2,12 +2,12 @@
 //! overfit curve as a sparkline), then the details of every finding that is not a pass, each with
 //! the catalog entry that explains it and the command to run next.
 
-use super::number::sig;
 use super::sparkline::{sparkline, ROW_WIDTH};
 use super::style::Style;
 use comfy_table::{Cell, Table};
 use mldebug_diagnostics::report::Series;
 use mldebug_diagnostics::{CheckId, Finding, Report, Status};
+use mldebug_text::number::sig;
 use std::fmt::Write;
 
 /// Detail lines shown per finding: enough for every parameter of a small model or the frames
@@ -147,7 +147,7 @@ fn details(f: &Finding, style: &Style) -> String {
         let more = f.details.len() - MAX_DETAIL_LINES;
         let _ = writeln!(out, "    … {more} more lines (--json has them all)");
     }
-    let see = format!("mldebug show {}", f.entry);
+    let see = mldebug_report::show_command(&f.entry);
     if !f.entry.is_empty() {
         let _ = writeln!(out, "    see:  {see}");
     }

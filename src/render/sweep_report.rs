@@ -2,8 +2,8 @@
 //! warnings), so the terminal table and the Markdown carry exactly the same content.
 
 use crate::sweep::compare::{ArmStats, Comparison, PairedStats, TaskResult, UnpairedStats};
-use crate::sweep::numbers::{interval, num, p_eq, pval, signed};
 use crate::sweep::stats::{PMethod, PermP};
+use mldebug_text::number::{interval, num, p_eq, pval, signed};
 
 /// Most individual seeds shown per arm (more go to `--json`).
 pub const SHOW_SEEDS_MAX: usize = 10;

@@ -181,13 +181,10 @@ pub fn all_ids(c: &Catalog) -> Vec<String> {
     ids
 }
 
-/// A small deterministic generator (SplitMix64) for `quote --random --seed N`.
+/// The item `quote --random --seed N` shows: the workspace's one generator
+/// ([`mldebug_text::rng::Rng`]) seeded with N.
 pub fn pick(len: usize, seed: u64) -> usize {
-    let mut z = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^= z >> 31;
-    (z % len.max(1) as u64) as usize
+    mldebug_text::rng::Rng::new(seed).index(len)
 }
 
 #[cfg(test)]

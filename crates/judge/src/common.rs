@@ -46,7 +46,7 @@ impl Ctx {
 
 /// `mldebug show check-<id>`: where a person reads how to fix what a check found.
 pub fn show_command(id: CheckId) -> String {
-    format!("mldebug show {}", id.entry())
+    mldebug_report::show_command(id.entry())
 }
 
 /// A finding for a model or task the check cannot judge (never a pass).

@@ -4,8 +4,8 @@
 use crate::architecture::Shape;
 use crate::estimate::activation_bytes;
 use crate::setup::{Attention, Method, Quant, Setup, Shard};
-use crate::units::{grouped, human_bytes, human_count};
 use crate::weights::{full_param_bytes, nf4_constant_bytes, WeightBytes, FP32, NF4_BLOCK};
+use mldebug_text::number::{grouped, human_bytes, human_count};
 
 /// Pushes the weight lines: 16/32-bit weights (or what quantization leaves), codes, constants,
 /// master copy, adapters.

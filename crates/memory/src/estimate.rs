@@ -17,8 +17,8 @@ use crate::architecture::{ParamCounts, Shape};
 use crate::describe;
 use crate::optimizer::{self, state_bytes, step_temporaries};
 use crate::setup::{Quant, Setup, Shard};
-use crate::units::human_bytes;
 use crate::weights::{grad_bytes, trainable_params, weight_bytes, FP32};
+use mldebug_text::number::human_bytes;
 use serde::Serialize;
 
 /// Reserved ÷ allocated − 1: the one measured anchor, TinyLlama QLoRA, reserved 7.09 GB for
@@ -294,7 +294,7 @@ fn components(shape: &Shape, setup: &Setup, c: &Counted) -> Vec<Component> {
         p.grads,
         format!(
             "{} trainable × {} bytes{}",
-            crate::units::grouped(c.trainable),
+            mldebug_text::number::grouped(c.trainable),
             grad_bytes(setup),
             describe::sharded(setup, Shard::Zero2)
         ),

@@ -12,8 +12,8 @@
 //! - otherwise **pass**. The ratio measured ÷ estimated of every stage is reported either way.
 
 use crate::measured::{Measurement, StageEstimate};
-use crate::units::human_bytes;
 use mldebug_report::Status;
+use mldebug_text::number::human_bytes;
 
 /// Growth per step, after step 2, counted as a leak: 1 KiB. A clean candle step ends with
 /// exactly the bytes it started with (the zoo: 0 over steps 2 to 4, every seed); the zoo's

@@ -1,5 +1,6 @@
 //! Sizes and counts as people type them (`24GB`, `80GiB`, `7B`, `350M`), parsed strictly, and
-//! bytes written back for people (`6.42 GB`).
+//! a GPU's memory written back as its spec sheet gives it (other sizes and counts are written by
+//! `mldebug_text::number`).
 //!
 //! Strict means: a plain decimal number (digits, at most one `.`), then at once a unit from the
 //! fixed list, nothing else — no sign, no exponent, no spaces inside, no `NaN`. Anything else is
@@ -114,40 +115,6 @@ fn bad(text: &str, expected: &str) -> String {
     format!("`{}` is not understood ({expected})", text.escape_debug())
 }
 
-/// Bytes for people, in decimal units with three significant figures at most two decimals:
-/// `6.42 GB`, `153.6 MB`, `18.0 MB`, `912 B`. GB here is 10^9 bytes, as on the GPU spec sheets
-/// that quote decimal sizes and in refs/memory.md.
-pub fn human_bytes(bytes: f64) -> String {
-    let sign = if bytes < 0.0 { "-" } else { "" };
-    let b = bytes.abs();
-    let (value, unit) = if b >= 1e12 {
-        (b / 1e12, "TB")
-    } else if b >= 1e9 {
-        (b / 1e9, "GB")
-    } else if b >= 1e6 {
-        (b / 1e6, "MB")
-    } else if b >= 1e3 {
-        (b / 1e3, "KB")
-    } else {
-        return format!("{sign}{b:.0} B");
-    };
-    let decimals = if unit == "GB" || unit == "TB" { 2 } else { 1 };
-    format!("{sign}{value:.decimals$} {unit}")
-}
-
-/// A whole number with thousands separators: `1,100,048,384`.
-pub fn grouped(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 /// A GPU's memory as its spec sheet gives it: `80 GiB`, or in decimal units when it is not a
 /// whole number of GiB (`--gpu-memory 24GB`).
 pub fn gpu_memory(bytes: f64) -> String {
@@ -155,21 +122,7 @@ pub fn gpu_memory(bytes: f64) -> String {
     if gib.fract() == 0.0 {
         format!("{gib:.0} GiB")
     } else {
-        human_bytes(bytes)
-    }
-}
-
-/// Counts for people: `1.10B`, `494.0M`, `22.5K`, `912`.
-pub fn human_count(n: u64) -> String {
-    let x = n as f64;
-    if x >= 1e9 {
-        format!("{:.2}B", x / 1e9)
-    } else if x >= 1e6 {
-        format!("{:.1}M", x / 1e6)
-    } else if x >= 1e4 {
-        format!("{:.1}K", x / 1e3)
-    } else {
-        n.to_string()
+        mldebug_text::number::human_bytes(bytes)
     }
 }
 
@@ -258,16 +211,7 @@ mod tests {
     }
 
     #[test]
-    fn bytes_and_counts_for_people() {
-        assert_eq!(human_bytes(6.42e9), "6.42 GB");
-        assert_eq!(human_bytes(153.6e6), "153.6 MB");
-        assert_eq!(human_bytes(912.0), "912 B");
-        assert_eq!(human_bytes(-2.5e3), "-2.5 KB");
-        assert_eq!(human_count(1_100_048_384), "1.10B");
-        assert_eq!(human_count(494_032_768), "494.0M");
-        assert_eq!(human_count(912), "912");
-        assert_eq!(grouped(1_100_048_384), "1,100,048,384");
-        assert_eq!(grouped(912), "912");
+    fn gpu_memory_as_the_spec_sheet_gives_it() {
         assert_eq!(gpu_memory(80.0 * 1073741824.0), "80 GiB");
         assert_eq!(gpu_memory(24e9), "24.00 GB");
     }

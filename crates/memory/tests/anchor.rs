@@ -139,5 +139,5 @@ fn says(doc: &str, what: &str) {
 }
 
 fn grouped(n: u64) -> String {
-    mldebug_memory::units::grouped(n)
+    mldebug_text::number::grouped(n)
 }

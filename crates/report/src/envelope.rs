@@ -11,44 +11,52 @@
 //! each command are described by `schema/output.schema.json` in the repository, which a test
 //! validates every command's output against.
 //!
+//! Every number that is not finite is the string `"NaN"`, `"inf"` or `"-inf"` in every document
+//! ([`crate::finite_json`]), never `null`: `null` is only ever a value that is absent.
+//!
 //! Versions: 1 was the knowledge commands' documents; 2 the check report with non-finite numbers
 //! as strings; 3 puts every document in this envelope (the `command` field, one version for
-//! all, `zoo` as `{"models": [...]}`).
+//! all, `zoo` as `{"models": [...]}`); 4 writes non-finite numbers as strings in every document
+//! (`sweep-compare` and `doctor` wrote `null`).
 
+use crate::finite_json::Finite;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 /// The version of every JSON document mldebug writes.
-pub const SCHEMA_VERSION: u32 = 3;
+pub const SCHEMA_VERSION: u32 = 4;
 
 /// `{"schema_version": ..., "command": ..., ...payload}`. The payload must serialize as a JSON
 /// object (a struct or a map): its fields are written beside the two envelope fields.
 #[derive(Debug, Serialize)]
 pub struct Envelope<'a, T: Serialize> {
+    /// [`SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// The subcommand that wrote the document.
     pub command: &'a str,
+    /// The command's own fields.
     #[serde(flatten)]
     pub payload: &'a T,
 }
 
 /// The document as pretty-printed JSON, with a final newline.
 pub fn to_json<T: Serialize>(command: &str, payload: &T) -> Result<String, serde_json::Error> {
-    let mut text = serde_json::to_string_pretty(&Envelope {
+    let mut text = serde_json::to_string_pretty(&Finite(&Envelope {
         schema_version: SCHEMA_VERSION,
         command,
         payload,
-    })?;
+    }))?;
     text.push('\n');
     Ok(text)
 }
 
 /// The document on one line, with a final newline: one event of a stream (`doctor --watch`).
 pub fn to_json_line<T: Serialize>(command: &str, payload: &T) -> Result<String, serde_json::Error> {
-    let mut text = serde_json::to_string(&Envelope {
+    let mut text = serde_json::to_string(&Finite(&Envelope {
         schema_version: SCHEMA_VERSION,
         command,
         payload,
-    })?;
+    }))?;
     text.push('\n');
     Ok(text)
 }
@@ -94,11 +102,36 @@ mod tests {
             b: vec!["x".into()],
         };
         let text = to_json("demo", &body).unwrap();
-        assert!(
-            text.starts_with("{\n  \"schema_version\": 3,\n  \"command\": \"demo\",\n  \"a\": 7")
-        );
+        assert!(text.starts_with(&format!(
+            "{{\n  \"schema_version\": {SCHEMA_VERSION},\n  \"command\": \"demo\",\n  \"a\": 7"
+        )));
         assert!(text.ends_with("}\n"));
         assert_eq!(from_json::<Body>("demo", &text).unwrap(), body);
+    }
+
+    #[test]
+    fn every_document_writes_a_non_finite_number_as_a_string_never_null() {
+        #[derive(Serialize)]
+        struct Stats {
+            d: f64,
+            ci: (f64, f64),
+            absent: Option<f64>,
+        }
+        let stats = Stats {
+            d: f64::NAN,
+            ci: (f64::NEG_INFINITY, 0.5),
+            absent: None,
+        };
+        for text in [
+            to_json("sweep-compare", &stats).unwrap(),
+            to_json_line("doctor", &stats).unwrap(),
+        ] {
+            let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+            assert_eq!(v["d"], "NaN", "{text}");
+            assert_eq!(v["ci"][0], "-inf", "{text}");
+            assert_eq!(v["ci"][1], 0.5, "{text}");
+            assert!(v["absent"].is_null(), "{text}");
+        }
     }
 
     #[test]
@@ -107,7 +140,10 @@ mod tests {
         assert!(from_json::<Body>("check", &text)
             .unwrap_err()
             .contains("expected `check`"));
-        let old = text.replace("\"schema_version\": 3", "\"schema_version\": 2");
+        let old = text.replace(
+            &format!("\"schema_version\": {SCHEMA_VERSION}"),
+            "\"schema_version\": 2",
+        );
         assert!(from_json::<Body>("demo", &old)
             .unwrap_err()
             .contains("schema_version 2"));

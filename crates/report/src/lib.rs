@@ -12,8 +12,11 @@
 //! Versions: 2 writes non-finite numbers as those strings everywhere (schema 1 wrote `null` in
 //! series points, which no reader could take back as a number); 3 is the envelope.
 
+#![warn(missing_docs)]
+
 pub mod assert;
 pub mod envelope;
+pub mod finite_json;
 pub mod non_finite;
 
 use serde::{Deserialize, Serialize};
@@ -27,6 +30,11 @@ pub use envelope::SCHEMA_VERSION;
 /// `all`.
 pub fn check_command(which: &str, model: &str) -> String {
     Subject::Candle(model.to_string()).command(which)
+}
+
+/// The one spelling of the command that shows a catalog entry, source, check or quote.
+pub fn show_command(id: &str) -> String {
+    format!("mldebug show {id}")
 }
 
 /// The model a report is about, as the command line names it: the two ways to run the checks.
@@ -76,13 +84,21 @@ pub const IGNORE_INDEX: i64 = -100;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CheckId {
+    /// The loss at initialisation against what chance predicts (ln of the class count).
     InitLoss,
+    /// Can the model memorise one batch.
     Overfit,
+    /// Does every parameter get a gradient, and do gradients shrink through the layers.
     GradFlow,
+    /// The first layer whose output becomes NaN or infinite.
     NanTrace,
+    /// Ignored targets (-100) are really ignored, and language-model labels are shifted once.
     LabelMask,
+    /// Does one example's output depend on another example or on a later token.
     BatchLeak,
+    /// How skewed the class counts of the batch are.
     ClassBalance,
+    /// Measured memory per stage and step: leaks, avoidable intermediates, second-batch spikes.
     Memory,
 }
 
@@ -118,6 +134,7 @@ impl CheckId {
         check_command(self.as_str(), model)
     }
 
+    /// The id as typed: `init-loss`, `grad-flow`, ...
     pub fn as_str(self) -> &'static str {
         match self {
             CheckId::InitLoss => "init-loss",
@@ -159,8 +176,11 @@ impl FromStr for CheckId {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
+    /// Nothing wrong was found.
     Pass,
+    /// Something worth a look, not certainly a bug.
     Warn,
+    /// A bug, or a setup that cannot train as meant.
     Fail,
     /// The check cannot judge this model (the reason is in the summary); never a pass.
     Skipped,
@@ -169,6 +189,7 @@ pub enum Status {
 }
 
 impl Status {
+    /// The status as written in reports: `pass`, `warn`, `fail`, `skipped`, `error`.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Pass => "pass",
@@ -189,7 +210,9 @@ impl fmt::Display for Status {
 /// What one check found.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
+    /// The check that found it.
     pub check: CheckId,
+    /// Its verdict.
     pub status: Status,
     /// One line a person reads.
     pub summary: String,
@@ -214,11 +237,16 @@ pub struct Finding {
 /// the same order as the points).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Series {
+    /// What the curve is (`loss`, `gradient norm`): the plot's title.
     pub name: String,
+    /// The x axis' label.
     pub x_label: String,
+    /// The y axis' label.
     pub y_label: String,
+    /// `[x, y]` pairs, in order.
     #[serde(with = "non_finite::points")]
     pub points: Vec<[f64; 2]>,
+    /// One name per point, or none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
 }
@@ -226,9 +254,13 @@ pub struct Series {
 /// The result of `run_checks`: the `--json` document.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    /// The model as the command line named it (`zoo::mlp`, `crate::Net`, `model.py:Net`).
     pub model: String,
+    /// Where the checks ran: `cpu`, `cuda:0`, ...
     pub device: String,
+    /// The `--seed` the checks ran with.
     pub seed: u64,
+    /// One finding per check run, in the order they ran.
     pub checks: Vec<Finding>,
 }
 

@@ -16,9 +16,11 @@ use serde::ser::{SerializeMap, SerializeSeq, Serializer};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// The text written for NaN, +∞ and −∞.
+/// The text written for NaN.
 pub const NAN: &str = "NaN";
+/// The text written for +∞.
 pub const INF: &str = "inf";
+/// The text written for −∞.
 pub const NEG_INF: &str = "-inf";
 
 /// One `f64` as the report writes it: a number when finite, else one of the three strings.
@@ -78,10 +80,12 @@ pub fn parse(text: &str) -> Option<f64> {
 pub mod number {
     use super::*;
 
+    /// Writes the value as this module says (`#[serde(with = ...)]`).
     pub fn serialize<S: Serializer>(x: &f64, s: S) -> Result<S::Ok, S::Error> {
         Number(*x).serialize(s)
     }
 
+    /// Reads the value back: numbers, the three strings, and `null` as NaN.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         Number::deserialize(d).map(|n| n.0)
     }
@@ -92,6 +96,7 @@ pub mod number {
 pub mod option {
     use super::*;
 
+    /// Writes the value as this module says (`#[serde(with = ...)]`).
     pub fn serialize<S: Serializer>(x: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
         match x {
             Some(v) => Number(*v).serialize(s),
@@ -99,6 +104,7 @@ pub mod option {
         }
     }
 
+    /// Reads the value back: numbers and the three strings; `null` is `None`.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
@@ -120,6 +126,7 @@ pub mod option {
 pub mod map {
     use super::*;
 
+    /// Writes the value as this module says (`#[serde(with = ...)]`).
     pub fn serialize<S: Serializer>(m: &BTreeMap<String, f64>, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(m.len()))?;
         for (k, v) in m {
@@ -128,6 +135,7 @@ pub mod map {
         map.end()
     }
 
+    /// Reads the value back: numbers, the three strings, and `null` as NaN.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<BTreeMap<String, f64>, D::Error> {
         let raw = BTreeMap::<String, Number>::deserialize(d)?;
         Ok(raw.into_iter().map(|(k, v)| (k, v.0)).collect())
@@ -138,6 +146,7 @@ pub mod map {
 pub mod points {
     use super::*;
 
+    /// Writes the value as this module says (`#[serde(with = ...)]`).
     pub fn serialize<S: Serializer>(points: &[[f64; 2]], s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(points.len()))?;
         for [x, y] in points {
@@ -146,6 +155,7 @@ pub mod points {
         seq.end()
     }
 
+    /// Reads the value back: numbers, the three strings, and `null` as NaN.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<[f64; 2]>, D::Error> {
         let raw = Vec::<[Number; 2]>::deserialize(d)?;
         Ok(raw.into_iter().map(|[x, y]| [x.0, y.0]).collect())
@@ -156,6 +166,7 @@ pub mod points {
 pub mod list {
     use super::*;
 
+    /// Writes the value as this module says (`#[serde(with = ...)]`).
     pub fn serialize<S: Serializer>(xs: &[f64], s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(xs.len()))?;
         for x in xs {
@@ -164,6 +175,7 @@ pub mod list {
         seq.end()
     }
 
+    /// Reads the value back: numbers, the three strings, and `null` as NaN.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<f64>, D::Error> {
         let raw = Vec::<Number>::deserialize(d)?;
         Ok(raw.into_iter().map(|x| x.0).collect())
@@ -175,6 +187,7 @@ pub mod list {
 pub mod named {
     use super::*;
 
+    /// Writes the value as this module says (`#[serde(with = ...)]`).
     pub fn serialize<S: Serializer>(xs: &[(String, f64)], s: S) -> Result<S::Ok, S::Error> {
         let mut seq = s.serialize_seq(Some(xs.len()))?;
         for (name, x) in xs {
@@ -183,6 +196,7 @@ pub mod named {
         seq.end()
     }
 
+    /// Reads the value back: numbers, the three strings, and `null` as NaN.
     pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<(String, f64)>, D::Error> {
         let raw = Vec::<(String, Number)>::deserialize(d)?;
         Ok(raw.into_iter().map(|(n, x)| (n, x.0)).collect())

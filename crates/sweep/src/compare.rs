@@ -26,10 +26,10 @@ use crate::pairing::{self, PairBy};
 use crate::record::RunRecord;
 use crate::reduce::{self, Reduction};
 use crate::stats::bootstrap::{self, Aggregates, TaskScores};
-use crate::stats::rng::Rng;
 use crate::task::{self, Run, TaskInput, TaskOutcome};
 use crate::warnings::Warning;
 use crate::Result;
+use mldebug_text::rng::Rng;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
@@ -224,7 +224,7 @@ fn run_rows(once: &[&RunRecord], runs: &[Run], arms: &Arms) -> Vec<RunRow> {
 fn analyse_tasks(runs: &[Run], arms: &Arms, hib: bool, opts: &Options) -> Vec<TaskOutcome> {
     let names: BTreeSet<Option<String>> = runs.iter().map(|r| r.rec.task.clone()).collect();
     let multi = names.len() > 1;
-    let mut rng = Rng::seeded(opts.rng_seed);
+    let mut rng = Rng::new(opts.rng_seed);
     names
         .iter()
         .map(|t| {

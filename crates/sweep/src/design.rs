@@ -3,11 +3,11 @@
 
 use crate::arms::{self, Arms};
 use crate::compare::Options;
-use crate::numbers::num;
 use crate::record::RunRecord;
 use crate::reduce::Reduction;
 use crate::task::Run;
 use crate::warnings::{self, Warning};
+use mldebug_text::number::num;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Warnings about the design as a whole: best-of-n, confounds, unequal run lengths.

@@ -20,7 +20,7 @@ mod design;
 pub mod duplicates;
 pub mod error;
 mod multi_task;
-pub mod numbers;
+
 pub mod pairing;
 pub mod power;
 pub mod readers;

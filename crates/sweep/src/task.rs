@@ -7,7 +7,6 @@
 use crate::arms::Arms;
 use crate::compare::{Options, LEVEL, MAX_MAGNITUDE};
 use crate::comparison::{ArmStats, PairRow, PairedStats, TaskResult, UnpairedStats};
-use crate::numbers::num;
 use crate::pairing::{self, Pairing};
 use crate::power::{self, Power};
 use crate::record::RunRecord;
@@ -18,13 +17,14 @@ use crate::stats::describe::{skewness, variance, Describe};
 use crate::stats::effect::{d_z, hedges_g};
 use crate::stats::mannwhitney::mann_whitney;
 use crate::stats::permutation::two_sample;
-use crate::stats::rng::Rng;
 use crate::stats::signflip::sign_flip;
 use crate::stats::ttest::{one_sample, welch, TTest};
 use crate::stats::wilcoxon::signed_rank;
 use crate::stats::PermP;
 use crate::verdict::{self, Evidence, Test, Tost, Verdict};
 use crate::warnings::{self, Warning};
+use mldebug_text::number::num;
+use mldebug_text::rng::Rng;
 
 /// One run with its reduced value.
 pub(crate) struct Run<'a> {
@@ -444,7 +444,7 @@ fn build_paired(pairing: &Pairing, a_runs: &[&Run], b_runs: &[&Run], hib: bool) 
     let mean_b = pb.iter().sum::<f64>() / n as f64;
     // A generator local to the pair analysis keeps the sign-flip draws (n > 30 only) independent
     // of how many tasks came before.
-    let mut rng = Rng::seeded(n as u64);
+    let mut rng = Rng::new(n as u64);
     Paired::Stats(Box::new(PairedStats {
         key,
         dropped_failed,

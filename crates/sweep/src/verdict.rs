@@ -17,7 +17,7 @@
 //! 6. INCONCLUSIVE otherwise, saying how large an effect the data cannot rule out and how many
 //!    seeds the observed difference would need.
 
-use crate::numbers::{interval, num, p_eq, signed};
+use mldebug_text::number::{interval, num, p_eq, signed};
 
 /// The p-value below which a lopsided win rate makes a "likely" verdict (refs/sweeps.md, the verdict table).
 pub const SUGGESTIVE_P: f64 = 0.20;
@@ -430,7 +430,7 @@ fn likely_words(
                 e.test.units(),
                 num(e.alpha),
                 e.test.unit(more),
-                crate::numbers::pval(min),
+                mldebug_text::number::pval(min),
             ));
         }
         Short::Robust => {

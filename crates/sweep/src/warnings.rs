@@ -1,7 +1,7 @@
 //! Warnings printed under the verdict: things that make a result less trustworthy than its
 //! p-value says, each with the numbers that triggered it.
 
-use crate::numbers::num;
+use mldebug_text::number::num;
 
 /// One warning: a stable id (for JSON consumers) and a sentence.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]

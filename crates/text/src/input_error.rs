@@ -12,12 +12,16 @@ pub enum Error {
     Usage(String),
     /// A file that cannot be read: which file, where in it, and what is wrong.
     Input {
+        /// The file, as the user named it.
         file: PathBuf,
+        /// Where in it: a line, a record, a key path (empty when the whole file is meant).
         place: String,
+        /// What is wrong there.
         message: String,
     },
 }
 
+/// A result whose error is an input [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {

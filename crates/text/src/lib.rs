@@ -3,11 +3,17 @@
 //! - [`yaml_depth`]: refuses YAML nested too deep before a YAML parser sees it.
 //! - [`input_error`]: the error of the crates that read the user's files.
 //! - [`hash`]: FNV-1a, the one stable hash.
+//! - [`number`]: how numbers are written for people (the one formatting policy).
 //! - [`suggest`]: the edit distance behind every "did you mean".
 //! - [`parallel`]: the one worker pool (a slice mapped on a few threads, results in order).
+//! - [`rng`]: the one seeded random number generator.
+
+#![warn(missing_docs)]
 
 pub mod hash;
 pub mod input_error;
+pub mod number;
 pub mod parallel;
+pub mod rng;
 pub mod suggest;
 pub mod yaml_depth;

@@ -20,7 +20,9 @@ pub const MAX_FLOW_DEPTH: usize = 64;
 /// Where the nesting went past [`MAX_FLOW_DEPTH`] (1-based line and column, in bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TooDeep {
+    /// 1-based line of the bracket that went too deep.
     pub line: usize,
+    /// 1-based column of that bracket, in bytes.
     pub column: usize,
 }
 

@@ -3,7 +3,7 @@
 
 use super::Context;
 use crate::finding::{Finding, Severity, Symptom};
-use mldebug_sweep::numbers::num;
+use mldebug_text::number::num;
 
 /// The trend must end at least this share above its lowest level: a quarter is far beyond the
 /// drift of a healthy run at its noise floor, and well within what a blow-up shows.

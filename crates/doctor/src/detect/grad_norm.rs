@@ -7,7 +7,7 @@ use super::{Context, MIN_POINTS};
 use crate::finding::{Finding, Severity, Symptom};
 use crate::names::MAX_GRAD_NORM_KEYS;
 use crate::robust::{logging_interval, median, Trend};
-use mldebug_sweep::numbers::num;
+use mldebug_text::number::num;
 
 /// A jump is at least this multiple of the trend: healthy grad norms vary by a factor of two or
 /// three from batch to batch, an exploding step by ten or more.

@@ -7,7 +7,7 @@
 use super::Context;
 use crate::finding::{Finding, Severity, Symptom};
 use crate::names::{self, LR_KEYS, OPTIMIZER_KEYS, SCHEDULER_KEYS, WARMUP_KEYS};
-use mldebug_sweep::numbers::num;
+use mldebug_text::number::num;
 
 /// A rate at or below this share of the peak is 0 in effect (updates a thousand times smaller
 /// than the run's own do not move the weights within the run).

@@ -7,7 +7,7 @@ use super::{Context, MIN_POINTS};
 use crate::finding::{Finding, Severity, Symptom};
 use crate::names::Role;
 use crate::robust::Trend;
-use mldebug_sweep::numbers::num;
+use mldebug_text::number::num;
 
 /// Memory settles during the first steps (caches, optimizer state, allocator pools): growth is
 /// measured from this share of the run on.

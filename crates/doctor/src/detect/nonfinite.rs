@@ -5,7 +5,7 @@
 use super::{before, Context};
 use crate::finding::{Finding, Severity, Symptom};
 use crate::robust::median;
-use mldebug_sweep::numbers::num;
+use mldebug_text::number::num;
 
 pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     masked(cx, out);

@@ -5,7 +5,7 @@
 use super::Context;
 use crate::finding::{Finding, Severity, Symptom};
 use crate::robust::running_median;
-use mldebug_sweep::numbers::num;
+use mldebug_text::number::num;
 
 /// Fewer evaluations than this cannot show a minimum followed by a sustained rise.
 const MIN_EVALS: usize = 4;

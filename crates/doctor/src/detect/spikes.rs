@@ -7,7 +7,7 @@
 use super::Context;
 use crate::finding::{Finding, Severity, Symptom};
 use crate::robust::median;
-use mldebug_sweep::numbers::num;
+use mldebug_text::number::num;
 
 /// Spike statistics need this many points: fewer give no noise scale to judge against.
 const SPIKE_MIN_POINTS: usize = 20;

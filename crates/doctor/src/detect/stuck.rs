@@ -3,7 +3,7 @@
 
 use super::Context;
 use crate::finding::{Finding, Severity, Symptom};
-use mldebug_sweep::numbers::num;
+use mldebug_text::number::num;
 
 /// A trend that never gets this share below its starting level has not learned: a working run
 /// drops by tens of percent within its first epochs, while noise and a bias fitted to the label

@@ -7,7 +7,7 @@ use super::{Context, MIN_POINTS};
 use crate::finding::{Finding, Severity, Symptom};
 use crate::names::Role;
 use crate::robust::{median, Trend};
-use mldebug_sweep::numbers::num;
+use mldebug_text::number::num;
 
 /// A fall of the rate by this share, from the stretch before to the stretch after, is a drop:
 /// half the device's time lost. Other jobs on a shared machine cost the healthy runs of the test

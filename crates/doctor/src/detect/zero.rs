@@ -5,7 +5,7 @@
 use super::Context;
 use crate::finding::{Finding, Severity, Symptom};
 use crate::robust::median;
-use mldebug_sweep::numbers::num;
+use mldebug_text::number::num;
 
 /// A loss at or below this is zero: the HF Trainer rounds the logged loss to 4 decimals, so
 /// anything under half of the last digit prints as `0.0`.

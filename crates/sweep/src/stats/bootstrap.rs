@@ -7,7 +7,7 @@
 
 use super::describe::{iqm_sorted, quantile7};
 use super::mannwhitney::prob_greater;
-use super::rng::Rng;
+use mldebug_text::rng::Rng;
 
 /// One task's reduced values in each arm.
 #[derive(Debug, Clone, PartialEq)]
@@ -65,7 +65,7 @@ fn prob_improvement(tasks: &[TaskScores], higher_is_better: bool) -> f64 {
 fn resample_into(src: &[f64], dst: &mut Vec<f64>, rng: &mut Rng) {
     dst.clear();
     for _ in 0..src.len() {
-        dst.push(src[rng.below(src.len())]);
+        dst.push(src[rng.index(src.len())]);
     }
 }
 
@@ -88,7 +88,7 @@ pub fn stratified(
     rng_seed: u64,
     level: f64,
 ) -> Aggregates {
-    let mut rng = Rng::seeded(rng_seed);
+    let mut rng = Rng::new(rng_seed);
     let mut buf = Vec::new();
     let est_a = iqm_of(tasks, |t| &t.a, &mut buf);
     let est_b = iqm_of(tasks, |t| &t.b, &mut buf);

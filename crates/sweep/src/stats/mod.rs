@@ -14,7 +14,7 @@
 //! - [`binomial`]: Clopper-Pearson interval.
 //! - [`effect`]: d_z and Hedges' g.
 //! - [`holm`]: Holm-Bonferroni adjustment.
-//! - [`rng`], [`bootstrap`]: a seeded generator and the stratified bootstrap.
+//! - [`bootstrap`]: the stratified bootstrap (drawing from the workspace's one generator, `mldebug_text::rng`).
 //!
 //! Every p-value that comes from a permutation distribution says how it was obtained
 //! ([`PMethod`]) and what the smallest value it could have taken at this sample size is.
@@ -27,7 +27,6 @@ pub mod effect;
 pub mod holm;
 pub mod mannwhitney;
 pub mod permutation;
-pub mod rng;
 pub mod signflip;
 pub mod ttest;
 pub mod wilcoxon;

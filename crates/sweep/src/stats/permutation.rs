@@ -5,8 +5,8 @@
 //! up to [`MONTE_CARLO_MAX_N`]; the normal approximation of the permutation distribution beyond.
 
 use super::describe::mean;
-use super::rng::Rng;
 use super::{at_least, normal_two_sided, PMethod, PermP};
+use mldebug_text::rng::Rng;
 
 /// Largest number of splits enumerated exactly (10 v 10 is 184,756).
 pub const EXACT_MAX_SPLITS: f64 = 2e6;
@@ -81,7 +81,7 @@ pub fn two_sample(a: &[f64], b: &[f64], rng: &mut Rng) -> PermP {
         for _ in 0..MONTE_CARLO_RESAMPLES {
             let mut sum = 0.0;
             for i in 0..na {
-                let j = i + rng.below(n - i);
+                let j = i + rng.index(n - i);
                 work.swap(i, j);
                 sum += work[i];
             }

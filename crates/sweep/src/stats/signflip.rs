@@ -5,8 +5,8 @@
 //! binary search); Monte Carlo up to [`MONTE_CARLO_MAX_N`]; the normal approximation beyond
 //! (Σd / √Σd², the permutation distribution's own variance).
 
-use super::rng::Rng;
 use super::{at_least, normal_two_sided, PMethod, PermP, TIE_TOLERANCE};
+use mldebug_text::rng::Rng;
 
 /// Largest n enumerated exactly (2 × 2^15 partial sums).
 pub const EXACT_MAX_N: usize = 30;

@@ -10,11 +10,11 @@ use super::effect::{d_z, hedges_g};
 use super::holm::holm;
 use super::mannwhitney::mann_whitney;
 use super::permutation::two_sample;
-use super::rng::Rng;
 use super::signflip::sign_flip;
 use super::ttest::{one_sample, welch};
 use super::wilcoxon::signed_rank;
 use super::PMethod;
+use mldebug_text::rng::Rng;
 
 fn close(got: f64, want: f64) {
     let tol = 1e-7 * want.abs().max(1e-12);
@@ -116,7 +116,7 @@ fn sign_flip_is_exact() {
     // Enumerated: cnt = #{s in {±1}^n : |s·d| >= |Σd|}; p = cnt / 2^n. Identical to
     // scipy.stats.permutation_test((d,), np.sum, permutation_type='samples',
     //   n_resamples=np.inf, alternative='two-sided').pvalue
-    let mut rng = Rng::seeded(0);
+    let mut rng = Rng::new(0);
     let cases: [(&[f64], f64, f64); 5] = [
         (&N2, 2.0 / 4.0, 0.5),
         (&N3, 2.0 / 8.0, 0.25),
@@ -151,7 +151,7 @@ fn sign_flip_exact_path_agrees_with_brute_force_at_larger_n() {
             count += 1;
         }
     }
-    let r = sign_flip(&d, &mut Rng::seeded(1));
+    let r = sign_flip(&d, &mut Rng::new(1));
     close(r.p, count as f64 / (1u64 << 23) as f64);
 }
 
@@ -293,7 +293,7 @@ const UNPAIRED: [Unpaired; 5] = [
 fn two_sample_permutation_is_exact() {
     // Enumerated over itertools.combinations(range(N), n_a):
     // p = #{splits : |mean(A*) − mean(B*)| >= |mean(A) − mean(B)|} / C(N, n_a).
-    let mut rng = Rng::seeded(0);
+    let mut rng = Rng::new(0);
     for (a, b, p, ..) in UNPAIRED {
         let r = two_sample(a, b, &mut rng);
         close(r.p, p);
@@ -424,7 +424,7 @@ fn holm_by_hand() {
 
 #[test]
 fn large_samples_switch_method_and_stay_sane() {
-    let mut rng = Rng::seeded(3);
+    let mut rng = Rng::new(3);
     let d: Vec<f64> = (0..500).map(|i| ((i * 37) % 11) as f64 - 4.0).collect();
     let s = sign_flip(&d, &mut rng);
     assert_eq!(s.method, PMethod::Normal);
@@ -506,7 +506,7 @@ fn two_sample_monte_carlo_is_close_to_the_exact_value() {
     let b = [
         0.77, 0.80, 0.76, 0.79, 0.75, 0.80, 0.78, 0.79, 0.77, 0.81, 0.78, 0.76,
     ];
-    let r = two_sample(&a, &b, &mut Rng::seeded(0));
+    let r = two_sample(&a, &b, &mut Rng::new(0));
     assert!(matches!(r.method, PMethod::MonteCarlo { .. }));
     assert!((r.p - 0.0018386513204119881).abs() < 7e-4, "{}", r.p);
 }
