@@ -1,3 +1,6 @@
+//! The `mldebug` binary: parse the command line, resolve the context once, run the command and
+//! turn its outcome into the exit code (all of it in the library crate; see `lib.rs`).
+
 use clap::Parser;
 use mldebug::{cli::Cli, commands, render::terminal, Exit};
 

@@ -1,0 +1,68 @@
+//! The house rules of the source tree, kept by a test: every source file outside tests is at
+//! most 600 lines (a longer one holds more than one concept and is to be split) and opens with
+//! module docs that say what it is. Functions over 120 lines are caught by clippy's
+//! `too_many_lines` (threshold in clippy.toml).
+
+use std::path::{Path, PathBuf};
+
+/// The most lines a source file outside tests may have.
+const MAX_LINES: usize = 600;
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            // Test folders and test-only modules are not held to the limit.
+            if path.file_name().is_some_and(|n| n == "tests") {
+                continue;
+            }
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs")
+            && path.file_name().is_some_and(|n| n != "tests.rs")
+        {
+            out.push(path);
+        }
+    }
+}
+
+fn source_files() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    rust_files(&root.join("diagnostics/src"), &mut files);
+    for krate in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
+        rust_files(&krate.path().join("src"), &mut files);
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn no_source_file_is_over_600_lines_and_every_one_has_module_docs() {
+    let files = source_files();
+    assert!(files.len() > 100, "found only {} files", files.len());
+    let mut long = Vec::new();
+    let mut undocumented = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let lines = text.lines().count();
+        if lines > MAX_LINES {
+            long.push(format!("{} ({lines} lines)", f.display()));
+        }
+        // main.rs's docs are the crate's (`//!` after a `#![...]` attribute is fine too).
+        let first_code = text
+            .lines()
+            .find(|l| !l.trim().is_empty() && !l.starts_with("#!["));
+        if !first_code.is_some_and(|l| l.starts_with("//!")) {
+            undocumented.push(f.display().to_string());
+        }
+    }
+    assert!(long.is_empty(), "over {MAX_LINES} lines: {long:#?}");
+    assert!(
+        undocumented.is_empty(),
+        "no module docs (`//!` first): {undocumented:#?}"
+    );
+}
