@@ -39,6 +39,11 @@ impl Error {
         Error::new(Exit::Io, format!("{what}: {e}"))
     }
 
+    /// The user's model failed at run time (exit 4).
+    pub fn model(message: impl Into<String>) -> Self {
+        Error::new(Exit::ModelError, message)
+    }
+
     /// A bug in mldebug (exit 70).
     pub fn internal(message: impl Into<String>) -> Self {
         Error::new(Exit::Internal, message)

@@ -131,7 +131,13 @@ fn a_loss_that_becomes_nan_is_a_failed_check_with_a_readable_report() {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let r = mldebug_diagnostics::harness::report_from_json(&text)
         .unwrap_or_else(|e| panic!("{e}\n{}", show(&out)));
-    assert!(text.contains("\"schema_version\": 3"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "\"schema_version\": {}",
+            mldebug_report::SCHEMA_VERSION
+        )),
+        "{text}"
+    );
     let overfit = r.finding(mldebug_diagnostics::CheckId::Overfit).unwrap();
     assert_eq!(overfit.status.as_str(), "fail", "{}", overfit.summary);
     assert!(
@@ -147,6 +153,56 @@ fn a_loss_that_becomes_nan_is_a_failed_check_with_a_readable_report() {
     assert!(
         text.contains("\"NaN\"") || text.contains("\"inf\""),
         "{text}"
+    );
+}
+
+#[test]
+fn memory_estimates_the_users_model_and_names_its_error() {
+    let clean = user_crate_copy(|lib| lib);
+    let out = mldebug(
+        clean.path(),
+        &["memory", "--model", "crate::Net", "--debug", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let v = report(&out);
+    assert_eq!(v["command"], "memory");
+    assert_eq!(v["model"], "crate::Net");
+    let e = &v["estimate"];
+    // fc1 20→32 and fc2 32→4, weights and biases, counted from the shapes.
+    let params = 20 * 32 + 32 + 32 * 4 + 4;
+    assert_eq!(e["values"], params, "{e}");
+    assert_eq!(e["trainable"], params, "{e}");
+    assert_eq!(e["value_bytes"], 4, "{e}");
+    let stage = |k: &str| e["estimate"][k].as_f64().unwrap();
+    // Loading holds at least the f32 weights; the forward adds activations, the backward
+    // gradients.
+    assert!(stage("load") >= (params * 4) as f64, "{e}");
+    assert!(stage("load") < stage("forward"), "{e}");
+    assert!(stage("forward") < stage("backward"), "{e}");
+    // At the optimizer step the weights, their gradients and AdamW's two moments are all held.
+    assert!(
+        stage("optimizer_step") >= stage("load") + (3 * params * 4) as f64,
+        "{e}"
+    );
+
+    let broken = user_crate_copy(|lib| {
+        plant(
+            lib,
+            "        Net::new(vb)\n",
+            "        let _ = Net::new(vb)?;\n        candle_core::bail!(\"weights file missing\")\n",
+        )
+    });
+    let out = mldebug(
+        broken.path(),
+        &["memory", "--model", "crate::Net", "--debug"],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "crate::Net: estimating its memory: the model returned an error: weights file missing"
+        ),
+        "{err}"
     );
 }
 

@@ -371,7 +371,8 @@ pub struct BuildArgs {
 }
 
 impl BuildArgs {
-    fn settings(&self) -> crate::harness::BuildSettings {
+    /// The settings the harness builds with.
+    pub(crate) fn settings(&self) -> crate::harness::BuildSettings {
         crate::harness::BuildSettings {
             features: self.features.clone(),
             debug: self.debug,

@@ -3,7 +3,9 @@
 //!
 //! The model comes from an HF `config.json` (`--config`), from shape flags (`--layers --hidden
 //! --intermediate --heads --kv-heads --vocab`), or from a bare parameter count (`--params 7B`,
-//! a rough answer: the activations then come from a guessed llama-style shape). The arithmetic is
+//! a rough answer: the activations then come from a guessed llama-style shape), or is a candle
+//! model (`--model zoo::<name>` or `--model crate::Net`, whose harness is built as for `check`
+//! and estimates without training). The arithmetic is
 //! `mldebug-memory`'s; this file turns flags into its inputs and hands the result to
 //! `render::memory`.
 
@@ -26,10 +28,11 @@ pub struct Args {
     /// An HF config.json (llama, mistral, qwen2, qwen3, gemma, gemma2, phi3, gpt2, gpt_neox, bert).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["params", "layers", "model"])]
     pub config: Option<PathBuf>,
-    /// A built-in candle model (`zoo::<name>`): its real parameters counted and each stage
-    /// estimated from its own autograd graph on its own batch, as `check memory` trains it
-    /// (fp32, AdamW); `check memory` measures the same model beside this estimate.
-    #[arg(long, value_name = "zoo::NAME", conflicts_with_all = ["params", "layers"])]
+    /// A candle model, built in (`zoo::<name>`) or in your crate (`crate::Net`, as for
+    /// `mldebug check`): its real parameters counted and each stage estimated from its own
+    /// autograd graph on its own batch, as `check memory` trains it (fp32, AdamW), without
+    /// training it; `check memory` measures the same model beside this estimate.
+    #[arg(long, value_name = "zoo::NAME|crate::PATH", conflicts_with_all = ["params", "layers"])]
     pub model: Option<String>,
     /// A parameter count (7B, 1.1B, 350M) for a rough answer: the activations then come from a
     /// guessed llama-style shape.
@@ -41,6 +44,10 @@ pub struct Args {
     pub training: TrainingArgs,
     #[command(flatten)]
     pub target: TargetArgs,
+    /// How to build a model in your crate (`--model crate::Net`); a model that needs the
+    /// unedited-model settings reads them from `mldebug.toml` beside its Cargo.toml.
+    #[command(flatten)]
+    pub build: super::check::BuildArgs,
 }
 
 /// A llama-style decoder given by its dimensions.
@@ -146,7 +153,7 @@ pub struct TargetArgs {
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
     if let Some(model) = &args.model {
-        return run_model(model, g);
+        return run_model(model, &args.build, g);
     }
     let (source, shape, guessed) = read_shape(&args)?;
     let setup = setup(&args.training)?;
@@ -242,22 +249,26 @@ fn gpus(t: &TargetArgs) -> Result<Vec<Gpu>> {
     }
 }
 
-/// `--model zoo::<name>`: the candle model's own estimate.
-fn run_model(model: &str, g: &Context) -> Result<Exit> {
-    let Some(name) = model.strip_prefix("zoo::") else {
-        return Err(Error::usage(format!(
-            "--model {model}: only built-in models (zoo::<name>, see `mldebug zoo`) for now; \
-             `mldebug check memory --model crate::Net` measures your own model and prints this \
-             estimate beside the measurement"
-        )));
+/// `--model zoo::<name>|crate::Net`: the candle model's own estimate.
+fn run_model(model: &str, build: &super::check::BuildArgs, g: &Context) -> Result<Exit> {
+    let estimate = match model.strip_prefix("zoo::") {
+        Some(name) => {
+            let zoo_model = super::zoo::lookup(name)?;
+            let opts = mldebug_diagnostics::Options {
+                model_label: model.to_string(),
+                ..mldebug_diagnostics::Options::default()
+            };
+            (zoo_model.estimate)(&opts, Default::default())
+                .map_err(|e| Error::model(format!("{model}: estimating its memory: {e}")))?
+        }
+        None => crate::harness::estimate_memory(
+            model,
+            &build.settings(),
+            &Default::default(),
+            std::time::Duration::from_secs(crate::harness::DEFAULT_TIMEOUT_S),
+            g,
+        )?,
     };
-    let zoo_model = super::zoo::lookup(name)?;
-    let opts = mldebug_diagnostics::Options {
-        model_label: model.to_string(),
-        ..mldebug_diagnostics::Options::default()
-    };
-    let estimate = (zoo_model.estimate)(&opts, Default::default())
-        .map_err(|e| Error::internal(format!("{model}: estimating its memory: {e}")))?;
     let report = ModelMemory {
         model: model.to_string(),
         estimate,

@@ -6,10 +6,11 @@
 //! crash can be shown with the child's last words.
 
 use mldebug_diagnostics::harness::{
-    report_from_json, ProgressLine, Request, PROGRESS_PREFIX, REFUSAL_EXIT, REFUSAL_PREFIX,
-    REPORT_ENV, REQUEST_ENV,
+    estimate_from_json, report_from_json, ProgressLine, Request, MODEL_ERROR_PREFIX,
+    PROGRESS_PREFIX, REFUSAL_EXIT, REFUSAL_PREFIX, REPORT_ENV, REQUEST_ENV,
 };
 use mldebug_diagnostics::{Finding, Report, Status};
+use mldebug_memory::measured::ModelEstimate;
 use std::io::{BufRead, BufReader};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
@@ -41,6 +42,52 @@ pub struct RunPlan<'a> {
 /// Run the harness; a report always comes back unless the request itself was refused (a bad
 /// `--device`, exit 2). A crash or a timeout becomes an `error` finding per requested check.
 pub fn run(plan: &RunPlan) -> Result<Report> {
+    match run_child(plan)? {
+        Ran::Wrote(text) => report_from_json(&text).map_err(|e| unreadable(plan, &e)),
+        Ran::Nothing { why, tail } => Ok(crashed_report(plan.request, &why, &tail)),
+    }
+}
+
+/// Run the harness for the model's memory estimate (`mldebug memory --model crate::Net`). A
+/// crash or a timeout is the model's error (exit 4), with the child's last lines.
+pub fn run_estimate(plan: &RunPlan) -> Result<ModelEstimate> {
+    match run_child(plan)? {
+        Ran::Wrote(text) => estimate_from_json(&text).map_err(|e| unreadable(plan, &e)),
+        Ran::Nothing { why, tail } => {
+            let model = &plan.request.model;
+            if let Some(reason) = tail.iter().find_map(|l| l.strip_prefix(MODEL_ERROR_PREFIX)) {
+                return Err(Error::model(format!(
+                    "{model}: estimating its memory: {reason}"
+                )));
+            }
+            let mut message = format!("{model}: estimating its memory: {why}");
+            for line in &tail {
+                message.push_str("\n    ");
+                message.push_str(line);
+            }
+            Err(Error::model(message))
+        }
+    }
+}
+
+fn unreadable(plan: &RunPlan, e: &str) -> Error {
+    Error::internal(format!(
+        "{}: the harness wrote a document this mldebug cannot read: {e}",
+        plan.report_path.display()
+    ))
+}
+
+/// How a harness run ended.
+enum Ran {
+    /// It wrote its document (a report, or an estimate).
+    Wrote(String),
+    /// It wrote nothing: why, and its last lines on stderr.
+    Nothing { why: String, tail: Vec<String> },
+}
+
+/// Start the harness, wait for it (with the timeout), and read what it wrote. A refused
+/// request (exit 2) is a usage error.
+fn run_child(plan: &RunPlan) -> Result<Ran> {
     let _ = std::fs::remove_file(&plan.report_path);
     let request = serde_json::to_string(plan.request)
         .map_err(|e| Error::internal(format!("request: {e}")))?;
@@ -77,12 +124,7 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
 
     if let Outcome::Exited(status) = outcome {
         if let Ok(text) = std::fs::read_to_string(&plan.report_path) {
-            return report_from_json(&text).map_err(|e| {
-                Error::internal(format!(
-                    "{}: the harness wrote a report this mldebug cannot read: {e}",
-                    plan.report_path.display()
-                ))
-            });
+            return Ok(Ran::Wrote(text));
         }
         if status.code() == Some(REFUSAL_EXIT) {
             if let Some(reason) = tail.iter().find_map(|l| l.strip_prefix(REFUSAL_PREFIX)) {
@@ -100,7 +142,7 @@ pub fn run(plan: &RunPlan) -> Result<Report> {
             child_process::describe(status)
         ),
     };
-    Ok(crashed_report(plan.request, &why, &tail))
+    Ok(Ran::Nothing { why, tail })
 }
 
 /// A report for a run that produced none: every requested check is an `error` naming why.

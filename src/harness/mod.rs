@@ -25,6 +25,7 @@ use crate::context::Context;
 use crate::{Error, Result};
 use mldebug_diagnostics::harness::{Request, PROTOCOL};
 use mldebug_diagnostics::{CheckId, Report};
+use mldebug_memory::measured::ModelEstimate;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -72,9 +73,86 @@ pub fn run_check(
     own: &OwnModelArgs,
     g: &Context,
 ) -> Result<Report> {
+    let built = build_harness(&run.model, build, own, g)?;
+    let _lock = &built.lock;
+    let request = Request {
+        protocol: PROTOCOL,
+        model: run.model.clone(),
+        checks: run.checks.clone(),
+        device: run.device.clone(),
+        seed: run.seed,
+        steps: run.steps,
+        timeout_s: Some(run.timeout.as_secs()),
+        estimate_memory: false,
+    };
+    let mut report = child::run(&built.plan(&request, run.timeout, g))?;
+    if let Some(dir) = built.user.manifest_path.parent() {
+        source_scan::annotate(&mut report, dir);
+    }
+    Ok(report)
+}
+
+/// `mldebug memory --model crate::Net`: build the harness as `check` does and have it estimate
+/// the model's memory on its own batch (seed 0, CPU, f32) without training it.
+pub fn estimate_memory(
+    model: &str,
+    build: &BuildSettings,
+    own: &OwnModelArgs,
+    timeout: Duration,
+    g: &Context,
+) -> Result<ModelEstimate> {
+    let built = build_harness(model, build, own, g)?;
+    let _lock = &built.lock;
+    let request = Request {
+        protocol: PROTOCOL,
+        model: model.to_string(),
+        checks: Vec::new(),
+        device: "cpu".into(),
+        seed: 0,
+        steps: None,
+        timeout_s: Some(timeout.as_secs()),
+        estimate_memory: true,
+    };
+    child::run_estimate(&built.plan(&request, timeout, g))
+}
+
+/// A built harness, locked for this run.
+struct Built {
+    exe: PathBuf,
+    dir: PathBuf,
+    user: locate::UserCrate,
+    /// One build and run at a time per harness: two at once would fight over its files.
+    lock: std::fs::File,
+}
+
+impl Built {
+    fn plan<'a>(
+        &'a self,
+        request: &'a Request,
+        timeout: Duration,
+        g: &Context,
+    ) -> child::RunPlan<'a> {
+        child::RunPlan {
+            exe: &self.exe,
+            request,
+            report_path: self.dir.join("report.json"),
+            cwd: &self.user.workspace_root,
+            timeout,
+            progress: g.stderr.terminal && !g.json() && !request.estimate_memory,
+        }
+    }
+}
+
+/// Steps 1 to 4: find the model's crate, write the harness and build it.
+fn build_harness(
+    typed: &str,
+    build: &BuildSettings,
+    own: &OwnModelArgs,
+    g: &Context,
+) -> Result<Built> {
     let cwd = std::env::current_dir()
         .map_err(|e| Error::internal(format!("no current directory: {e}")))?;
-    let model = model_path::ModelPath::parse(&run.model)?;
+    let model = model_path::ModelPath::parse(typed)?;
     let manifest = locate::find_manifest(build.manifest_path.as_deref(), &cwd)?;
     let meta = locate::metadata(&manifest, build.offline)?;
     let user = locate::select(&meta, &manifest, &model, build.package.as_deref())?;
@@ -89,8 +167,7 @@ pub fn run_check(
         features: &features,
         own: own.as_ref(),
     })?;
-    // One build and run at a time per harness: two at once would fight over its files.
-    let _lock = lock(&harness.dir)?;
+    let lock = lock(&harness.dir)?;
 
     let plan = compile::BuildPlan {
         release: profile::release(build.debug, build.release, &user),
@@ -98,29 +175,13 @@ pub fn run_check(
         echo: g.stderr.terminal && !g.json(),
         color: g.stderr.colour,
     };
-    let exe = compile::build(&harness, &user, &run.model, &plan)?;
-
-    let request = Request {
-        protocol: PROTOCOL,
-        model: run.model.clone(),
-        checks: run.checks.clone(),
-        device: run.device.clone(),
-        seed: run.seed,
-        steps: run.steps,
-        timeout_s: Some(run.timeout.as_secs()),
-    };
-    let mut report = child::run(&child::RunPlan {
-        exe: &exe,
-        request: &request,
-        report_path: harness.dir.join("report.json"),
-        cwd: &user.workspace_root,
-        timeout: run.timeout,
-        progress: g.stderr.terminal && !g.json(),
-    })?;
-    if let Some(dir) = user.manifest_path.parent() {
-        source_scan::annotate(&mut report, dir);
-    }
-    Ok(report)
+    let exe = compile::build(&harness, &user, typed, &plan)?;
+    Ok(Built {
+        exe,
+        dir: harness.dir.clone(),
+        user,
+        lock,
+    })
 }
 
 /// How to wrap the model when its crate has no `DebugModel` impl: asked for by a flag, by

@@ -70,7 +70,13 @@ pub fn render_model(r: &ModelMemory, style: &Style) -> String {
             ));
         }
     } else {
-        out.push('\n');
+        // The gradients' hold on the layer outputs is counted from the traced layers; a model
+        // of plain candle layers has none, so those two stages are a lower bound.
+        out.push_str(
+            "\n\nno layer of this model is traced (plain candle layers), so what its gradients \
+             keep of the layer outputs is not counted: backward and optimizer step are lower \
+             bounds (measured up to 1.44x on examples/user-crate); `check memory` measures them\n",
+        );
     }
     out.push_str(&format!(
         "\nfrom the model's own autograd graph, AdamW in fp32; measure it: mldebug check memory --model {}\n",

@@ -2,7 +2,7 @@
 //! output and the report a harness hands back to the CLI.
 //!
 //! ```json
-//! {"schema_version": 3, "command": "check", ...the command's own fields}
+//! {"schema_version": 4, "command": "check", ...the command's own fields}
 //! ```
 //!
 //! `schema_version` is one number for all of them: fields are only ever added within a version,

@@ -39,7 +39,7 @@ pub mod nan_trace;
 pub mod overfit;
 
 mod fresh;
-mod guard;
+pub(crate) mod guard;
 pub(crate) mod optimizer;
 mod read;
 

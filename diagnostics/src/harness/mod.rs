@@ -16,6 +16,7 @@ use crate::model::DebugModel;
 use crate::options::{Deadline, Options, Progress, ProgressEvent, MAX_STEPS, MAX_TIMEOUT_S};
 use crate::report::{CheckId, Report};
 use candle_core::Device;
+use mldebug_memory::measured::ModelEstimate;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::Arc;
@@ -50,6 +51,12 @@ pub struct Request {
     /// protocol change: a harness that does not know it ignores it (the CLI still kills it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_s: Option<u64>,
+    /// Run no check: write the model's memory estimate (`mldebug memory --model crate::Net`,
+    /// a [`ModelEstimate`] in the envelope as `"command": "memory"`) where the report would
+    /// go. Added without a protocol change: an older harness ignores it and writes a report,
+    /// which the CLI then refuses to read as an estimate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimate_memory: bool,
 }
 
 /// One progress line: where a harness is.
@@ -97,6 +104,12 @@ fn exit_when_orphaned() {
     }
 }
 
+/// Exit status of a harness whose model failed while its memory was estimated (no document
+/// is written; the reason is its [`MODEL_ERROR_PREFIX`] line on stderr).
+const MODEL_ERROR_EXIT: i32 = 1;
+/// Starts the stderr line that says why the model failed while its memory was estimated.
+pub const MODEL_ERROR_PREFIX: &str = "mldebug-model-error: ";
+
 /// How often a harness looks for its parent: quick enough that Ctrl-C feels immediate.
 const ORPHAN_POLL_MS: u64 = 250;
 /// Exit status of a harness whose CLI went away (128 + SIGINT, as if interrupted).
@@ -118,8 +131,54 @@ fn serve<M: DebugModel>() -> Result<(), String> {
     let report_path = std::env::var_os(REPORT_ENV)
         .ok_or_else(|| format!("{REPORT_ENV} is not set; nowhere to write the report"))?;
     let opts = options_for(&request)?;
-    let report = crate::checks::run_checks::<M>(&request.checks, &opts);
-    write_report(Path::new(&report_path), &report)
+    let json = if request.estimate_memory {
+        match estimate_to_json::<M>(&opts) {
+            Ok(json) => json,
+            // Not a refusal (that is the request's fault, exit 2): the model's own failure,
+            // which the CLI reports from these last lines with no document written.
+            Err(model_error) => {
+                eprintln!("{MODEL_ERROR_PREFIX}{model_error}");
+                std::process::exit(MODEL_ERROR_EXIT);
+            }
+        }
+    } else {
+        report_to_json(&crate::checks::run_checks::<M>(&request.checks, &opts))?
+    };
+    write_atomically(Path::new(&report_path), &json)
+}
+
+/// The memory estimate of the model on its own batch, as the document `mldebug memory` reads.
+/// The model's own error (it cannot be built, its forward or loss fails) is the message.
+fn estimate_to_json<M: DebugModel>(opts: &Options) -> Result<String, String> {
+    let estimate = crate::checks::guard::catch(|| {
+        crate::memory::measure::estimate_only::<M>(opts, Default::default())
+    });
+    let estimate = match estimate {
+        Ok(Ok(estimate)) => estimate,
+        // candle's errors can carry a backtrace after their first line: the line is enough.
+        Ok(Err(e)) => return Err(format!("the model returned an error: {}", first_line(&e))),
+        Err(panic) => return Err(format!("the model panicked: {}", first_line(&panic))),
+    };
+    estimate_json(&estimate)
+}
+
+fn first_line(e: &impl std::fmt::Display) -> String {
+    e.to_string()
+        .lines()
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
+/// `estimate` in the envelope (`"command": "memory"`).
+pub fn estimate_json(estimate: &ModelEstimate) -> Result<String, String> {
+    crate::report::envelope::to_json("memory", estimate).map_err(|e| format!("estimate: {e}"))
+}
+
+/// Read what [`estimate_json`] wrote.
+pub fn estimate_from_json(text: &str) -> Result<ModelEstimate, String> {
+    crate::report::envelope::from_json("memory", text)
 }
 
 /// The library options a request asks for.
@@ -196,9 +255,8 @@ pub fn report_from_json(text: &str) -> Result<Report, String> {
     crate::report::envelope::from_json("check", text)
 }
 
-/// Write `report` to `path` through a temporary file, so a reader never sees half a report.
-fn write_report(path: &Path, report: &Report) -> Result<(), String> {
-    let json = report_to_json(report)?;
+/// Write `json` to `path` through a temporary file, so a reader never sees half a document.
+fn write_atomically(path: &Path, json: &str) -> Result<(), String> {
     let tmp = path.with_extension("json.tmp");
     std::fs::write(&tmp, json).map_err(|e| format!("{}: {e}", tmp.display()))?;
     std::fs::rename(&tmp, path).map_err(|e| format!("{}: {e}", path.display()))

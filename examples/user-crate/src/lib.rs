@@ -54,12 +54,51 @@ impl DebugModel for Net {
 #[cfg(test)]
 mod tests {
     use super::Net;
+    use mldebug_diagnostics::memory::measure::{measure, BatchLayout};
     use mldebug_diagnostics::{checks, Options};
+
+    /// Counts allocations, so that memory is measured (as the `mldebug` binary does).
+    #[global_allocator]
+    static ALLOC: mldebug_diagnostics::memory::CountingAllocator =
+        mldebug_diagnostics::memory::CountingAllocator;
 
     /// The checks as a library: the same verdict `mldebug check overfit` gives.
     #[test]
     fn net_can_overfit_one_batch() -> candle_core::Result<()> {
         checks::overfit::<Net>(&Options::default())?.assert_pass();
+        Ok(())
+    }
+
+    /// `mldebug memory --model crate::Net` against the measurement of `check memory`, each
+    /// stage of the last measured step, at three batch sizes (the batch repeated 1, 4, 16
+    /// times). Plain candle layers are not traced, so what the gradients keep of the layer
+    /// outputs is not in the estimate: backward and the optimizer step are lower bounds.
+    #[test]
+    fn the_memory_estimate_against_the_measurement() -> candle_core::Result<()> {
+        for copies in [1, 4, 16] {
+            let run = measure::<Net>(&Options::default(), BatchLayout { copies, seq: None })?;
+            let last = run.measurement.steps.len() - 1;
+            let measured = run.measurement.stages(last).expect("a measured step");
+            let estimated = run.estimate.as_array();
+            for (i, stage) in ["load", "forward", "backward", "optimizer step"]
+                .iter()
+                .enumerate()
+            {
+                let ratio = measured[i] / estimated[i];
+                println!(
+                    "x{copies} {stage}: measured {:.0} B, estimated {:.0} B, {ratio:.2}",
+                    measured[i], estimated[i]
+                );
+                if i < 2 {
+                    assert!((ratio - 1.0).abs() <= 0.15, "x{copies} {stage}: {ratio:.2}");
+                } else {
+                    assert!(
+                        ratio >= 0.85,
+                        "x{copies} {stage}: {ratio:.2} (a lower bound)"
+                    );
+                }
+            }
+        }
         Ok(())
     }
 }
