@@ -283,6 +283,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_estimate_flag_is_left_out_unless_set_and_defaults_to_off() {
+        let mut request = Request {
+            protocol: PROTOCOL,
+            model: "crate::Net".into(),
+            checks: vec![],
+            device: "cpu".into(),
+            seed: 0,
+            steps: None,
+            timeout_s: None,
+            estimate_memory: false,
+        };
+        let text = serde_json::to_string(&request).unwrap();
+        assert!(!text.contains("estimate_memory"), "{text}");
+        assert_eq!(serde_json::from_str::<Request>(&text).unwrap(), request);
+        request.estimate_memory = true;
+        let text = serde_json::to_string(&request).unwrap();
+        assert!(serde_json::from_str::<Request>(&text).unwrap().estimate_memory);
+    }
+
+    #[test]
     fn requests_out_of_range_are_refused_and_a_timeout_becomes_a_deadline() {
         let request = |steps, timeout_s| Request {
             protocol: PROTOCOL,
@@ -292,6 +312,7 @@ mod tests {
             seed: 0,
             steps,
             timeout_s,
+            estimate_memory: false,
         };
         let e = options_for(&request(Some(usize::MAX), None)).unwrap_err();
         assert!(e.contains("the checks take 1 to 100000 steps"), "{e}");
