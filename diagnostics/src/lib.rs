@@ -15,6 +15,8 @@
 //! - [`zoo`]: clean reference models and their buggy twins.
 //! - [`harness`]: the entry point the generated harness crate calls.
 
+#![warn(missing_docs)]
+
 pub mod checks;
 pub mod harness;
 pub mod init;

@@ -25,9 +25,11 @@ pub const ALLOWED_KEYS: [&str; 6] = [
 
 /// The front matter split off a SKILL.md: the YAML, the line it starts on, and the body.
 pub struct Split<'a> {
+    /// The YAML between the `---` lines.
     pub yaml: &'a str,
     /// 1-based line of the first YAML line.
     pub yaml_line: usize,
+    /// The Markdown after the closing `---`.
     pub body: &'a str,
 }
 

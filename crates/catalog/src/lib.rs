@@ -8,6 +8,8 @@
 //!
 //! Not here: printing (see `commands/` and `render/`).
 
+#![warn(missing_docs)]
+
 pub mod completeness;
 pub mod error;
 pub mod evidence;
@@ -37,7 +39,9 @@ use std::collections::HashMap;
 
 /// The skill's main file, the playbook, and the check sections' home.
 pub const SKILL_FILE: &str = "SKILL.md";
+/// The playbook: the symptom table and what to do.
 pub const PLAYBOOK_FILE: &str = "PLAYBOOK.md";
+/// The check sections (`check-<id>`).
 pub const DIAGNOSTICS_FILE: &str = "refs/diagnostics.md";
 
 /// Parse catalog files given as (relative path, text).

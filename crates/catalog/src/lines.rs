@@ -7,6 +7,7 @@ pub struct LineIndex {
 }
 
 impl LineIndex {
+    /// The line starts of `text`.
     pub fn new(text: &str) -> Self {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));

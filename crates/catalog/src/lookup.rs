@@ -12,21 +12,30 @@ pub const SUGGEST_MAX: usize = 5;
 pub struct QuoteHit {
     /// The excerpt id.
     pub id: String,
+    /// The quoted words, exact.
     pub text: String,
+    /// Who wrote them.
     pub author: String,
+    /// The source's title.
     pub title: String,
+    /// Where to read it.
     pub url: String,
+    /// When it was published.
     pub date: String,
     /// The source id (the footnote label and evidence file name).
     pub source: String,
+    /// Whether the words were checked against the source.
     pub status: QuoteStatus,
+    /// What differed, or what the check could not see.
     pub note: String,
+    /// The topics it is filed under.
     pub topics: Vec<String>,
     /// Entries that quote it (`mldebug show <entry>`).
     pub entries: Vec<String>,
 }
 
 impl QuoteHit {
+    /// The excerpt `x` of source `s`, with the entries of `c` that quote it.
     pub fn new(c: &Catalog, s: &Source, x: &Excerpt) -> Self {
         QuoteHit {
             id: x.id.clone(),
@@ -51,10 +60,16 @@ impl QuoteHit {
 /// Why `quotes` found nothing.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NoQuotes {
-    /// No author or source matches `who`; close names.
-    UnknownWho { suggestions: Vec<String> },
-    /// `who` matched, but none of their quotes has the topic; the topics they do have.
-    NoTopic { topics: Vec<String> },
+    /// No author or source matches `who`.
+    UnknownWho {
+        /// Close names.
+        suggestions: Vec<String>,
+    },
+    /// `who` matched, but none of their quotes has the topic.
+    NoTopic {
+        /// The topics they do have.
+        topics: Vec<String>,
+    },
 }
 
 /// Does `who` name this source (its id, an id prefix, or a word of the author's name)?

@@ -41,12 +41,17 @@ pub fn options() -> Options {
 /// What one Markdown file holds. Quote and entry indices are local to the file.
 #[derive(Debug, Default)]
 pub struct FileParse {
+    /// Sections with an `{#id}`.
     pub entries: Vec<Entry>,
+    /// Block quotes ending in a footnote reference.
     pub quotes: Vec<Quote>,
+    /// Footnote definitions.
     pub footnotes: Vec<Footnote>,
     /// Every footnote reference (in quotes and in prose), by label.
     pub footnote_refs: Vec<(String, Location)>,
+    /// Every `mldebug check <id>` written in the file.
     pub check_mentions: Vec<CheckMention>,
+    /// Rows of the `{#symptoms}` table.
     pub symptoms: Vec<Symptom>,
     /// Rows of the `{#log-symptoms}` table.
     pub log_symptoms: Vec<Symptom>,
@@ -54,6 +59,7 @@ pub struct FileParse {
     pub has_symptoms_heading: bool,
     /// The destination of every link and image, as written, with its place.
     pub links: Vec<(String, Location)>,
+    /// What is wrong in the file, at its place.
     pub problems: Vec<Problem>,
 }
 

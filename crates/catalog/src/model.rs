@@ -34,6 +34,7 @@ pub enum QuoteStatus {
 }
 
 impl QuoteStatus {
+    /// The status as written in evidence files: `unverified`, `verified-exact`, ...
     pub fn as_str(self) -> &'static str {
         match self {
             QuoteStatus::Unverified => "unverified",
@@ -58,22 +59,32 @@ pub struct Excerpt {
     pub text: String,
     /// The quote with the sentences around it, exact; empty when the original was not available.
     pub context: String,
+    /// Whether the words were checked against the source.
     pub status: QuoteStatus,
+    /// What differed, or what the check could not see.
     pub note: String,
+    /// What the words were checked against (an archived copy, a page).
     pub verified_against: String,
+    /// The topics it is filed under.
     pub topics: Vec<String>,
 }
 
 /// A source (a post, a book chapter, a docs page): one `evidence/<id>.yaml` file.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Source {
+    /// The source id: the evidence file's name and the footnote label.
     pub id: String,
+    /// Who wrote it.
     pub author: String,
+    /// Its title.
     pub title: String,
+    /// Where to read it.
     pub url: String,
+    /// When it was published.
     pub date: String,
     /// The weakest status of its excerpts.
     pub status: QuoteStatus,
+    /// Its exact excerpts.
     pub excerpts: Vec<Excerpt>,
     /// Where the evidence file is (`evidence/<id>.yaml`).
     #[serde(skip)]
@@ -97,6 +108,7 @@ pub struct Quote {
     pub entry: Option<String>,
     /// The evidence excerpt the text matches, once resolved (see `parse::link`).
     pub excerpt: Option<String>,
+    /// Where the quote is.
     pub location: Location,
 }
 
@@ -104,10 +116,13 @@ pub struct Quote {
 /// PLAYBOOK.md or refs/.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Entry {
+    /// The `{#id}`.
     pub id: String,
+    /// The heading's text.
     pub title: String,
     /// The title of the enclosing level-2 heading (for a level-2 entry: the level-1 heading).
     pub section: Option<String>,
+    /// The heading level (1 for `#`).
     pub level: u8,
     /// The entry's own words as plain text (paragraphs, lists, tables), without its quotes.
     pub body: String,
@@ -120,6 +135,7 @@ pub struct Entry {
     pub commands: Vec<String>,
     /// Heading classes (`.training` → `training`).
     pub tags: Vec<String>,
+    /// Where the heading is.
     pub location: Location,
 }
 
@@ -131,6 +147,7 @@ pub struct Symptom {
     /// Whether the row wrote its id; otherwise `id` is a slug of the symptom.
     #[serde(skip)]
     pub id_given: bool,
+    /// The symptom, as the row says it.
     pub symptom: String,
     /// Most likely first.
     pub hypotheses: Vec<String>,
@@ -138,25 +155,30 @@ pub struct Symptom {
     pub commands: Vec<String>,
     /// Check ids named by those commands.
     pub checks: Vec<CheckId>,
+    /// Where the row is.
     pub location: Location,
 }
 
 /// A registered check: its id, its refs/ section and the command that runs it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Check {
+    /// The check.
     pub id: CheckId,
     /// `check-<id>`, when refs/diagnostics.md has that section.
     pub section: Option<String>,
     /// The section's title, when present.
     pub title: Option<String>,
+    /// The command that runs it on a model (`--model <path>`).
     pub command: String,
 }
 
 impl Check {
+    /// The refs/diagnostics.md section of check `id`: `check-<id>`.
     pub fn section_id(id: CheckId) -> String {
         id.entry().to_string()
     }
 
+    /// The command that runs check `id`, with a placeholder model.
     pub fn command_for(id: CheckId) -> String {
         id.command("<path>")
     }
@@ -165,30 +187,40 @@ impl Check {
 /// SKILL.md's front matter (agent-skill spec fields).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FrontMatter {
+    /// The skill's name.
     pub name: String,
+    /// What the skill does and when to use it.
     pub description: String,
+    /// Where the front matter is.
     pub location: Location,
 }
 
 /// A footnote definition: `[^label]: Author, "Title", <url>`.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Footnote {
+    /// The footnote's label (`[^label]`).
     pub label: String,
+    /// Its text.
     pub text: String,
+    /// Where it is defined.
     pub location: Location,
 }
 
 /// A `mldebug check <id>` found anywhere in the Markdown (verified against the registry).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CheckMention {
+    /// The check id as written.
     pub id: String,
+    /// Where it is written.
     pub location: Location,
 }
 
 /// Something wrong with the catalog, at a place.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Problem {
+    /// Where.
     pub location: Location,
+    /// What is wrong.
     pub message: String,
 }
 
@@ -201,20 +233,28 @@ impl fmt::Display for Problem {
 /// Everything the catalog holds.
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
+    /// Sections with an `{#id}`, in file order.
     pub entries: Vec<Entry>,
+    /// Every block quote, in file order.
     pub quotes: Vec<Quote>,
+    /// The evidence files' sources.
     pub sources: Vec<Source>,
+    /// Rows of the PLAYBOOK's `{#symptoms}` table.
     pub symptoms: Vec<Symptom>,
     /// Rows of the PLAYBOOK's `{#log-symptoms}` table: what `mldebug doctor` finds in a run's
     /// logs, by the detector's symptom id. Not triage rows.
     pub log_symptoms: Vec<Symptom>,
+    /// The registered checks.
     pub checks: Vec<Check>,
+    /// Footnote definitions.
     pub footnotes: Vec<Footnote>,
+    /// Every `mldebug check <id>` written anywhere.
     pub check_mentions: Vec<CheckMention>,
     /// Every footnote reference (in quotes and in prose): label and place.
     pub footnote_refs: Vec<(String, Location)>,
     /// The destination of every link and image in the Markdown, as written, and its place.
     pub links: Vec<(String, Location)>,
+    /// SKILL.md's front matter, once parsed.
     pub front_matter: Option<FrontMatter>,
     /// Problems found while parsing (malformed Markdown or YAML); `verify` adds the rest.
     pub problems: Vec<Problem>,
@@ -225,14 +265,17 @@ pub struct Catalog {
 }
 
 impl Catalog {
+    /// The entry with this id.
     pub fn entry(&self, id: &str) -> Option<&Entry> {
         self.entries.iter().find(|e| e.id == id)
     }
 
+    /// The source with this id.
     pub fn source(&self, id: &str) -> Option<&Source> {
         self.sources.iter().find(|s| s.id == id)
     }
 
+    /// The check with this id (`grad-flow`).
     pub fn check(&self, id: &str) -> Option<&Check> {
         self.checks.iter().find(|c| c.id.as_str() == id)
     }

@@ -30,6 +30,7 @@ const TYPO_WEIGHT: f64 = 0.8;
 const NUMBER_WEIGHT: f64 = 0.3;
 /// Field weights for entries: a title word counts three body words, a tag two.
 pub const ENTRY_TITLE_WEIGHT: f64 = 3.0;
+/// Field weight of an entry's tags.
 pub const ENTRY_TAG_WEIGHT: f64 = 2.0;
 /// Field weight of the symptom text over its hypotheses in triage.
 pub const SYMPTOM_WEIGHT: f64 = 3.0;

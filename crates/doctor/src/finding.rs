@@ -8,15 +8,25 @@ use std::fmt;
 /// PLAYBOOK rows hold on to them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Symptom {
+    /// The loss became NaN or infinite.
     LossNonfinite,
+    /// The loss is exactly zero.
     LossZero,
+    /// The loss does not move.
     LossStuck,
+    /// The loss keeps rising.
     LossDiverging,
+    /// The loss jumps far above its trend and comes back.
     LossSpikes,
+    /// The evaluation loss rises while the training loss falls.
     Overfitting,
+    /// The gradient norm jumps far above its usual size.
     GradNormExplosion,
+    /// The learning rate's schedule looks unintended (no warm-up, a jump, stuck at zero).
     LrSchedule,
+    /// Steps take markedly longer than before.
     ThroughputDrop,
+    /// Memory keeps growing step after step.
     MemoryGrowth,
 }
 
@@ -74,12 +84,16 @@ impl Serialize for Symptom {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
+    /// Worth knowing, often intended.
     Info,
+    /// Likely a problem: look.
     Warn,
+    /// The run is broken.
     Fail,
 }
 
 impl Severity {
+    /// `info`, `warn` or `fail`.
     pub fn label(self) -> &'static str {
         match self {
             Severity::Info => "info",
@@ -94,6 +108,7 @@ impl Severity {
 pub struct Finding {
     /// The symptom id.
     pub symptom: Symptom,
+    /// How bad it is.
     pub severity: Severity,
     /// The series it was found in.
     pub metric: String,
@@ -127,6 +142,7 @@ fn numbers_as_map<S: serde::Serializer>(
 pub const MAX_MARKS: usize = 50;
 
 impl Finding {
+    /// A finding of `symptom` in `metric` from `step`, with no words or numbers yet.
     pub fn new(symptom: Symptom, severity: Severity, metric: &str, step: f64) -> Finding {
         Finding {
             symptom,
@@ -139,16 +155,19 @@ impl Finding {
         }
     }
 
+    /// Sets the line a person reads.
     pub fn summary(mut self, text: String) -> Finding {
         self.summary = text;
         self
     }
 
+    /// Adds a number behind the finding.
     pub fn number(mut self, name: &'static str, value: f64) -> Finding {
         self.numbers.push((name, value));
         self
     }
 
+    /// Sets the further steps to mark on a plot (at most [`MAX_MARKS`]).
     pub fn marks(mut self, steps: impl IntoIterator<Item = f64>) -> Finding {
         self.marks = steps.into_iter().take(MAX_MARKS).collect();
         self

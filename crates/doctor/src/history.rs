@@ -8,14 +8,18 @@ use std::collections::BTreeMap;
 /// One logged series: (step, value) points in step order; non-finite values kept.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Series {
+    /// The name it was logged under.
     pub name: String,
+    /// What it measures.
     pub role: Role,
+    /// (step, value) points, in step order.
     pub points: Vec<(f64, f64)>,
 }
 
 /// A run's series and configuration.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RunHistory {
+    /// Every logged series.
     pub series: Vec<Series>,
     /// Flattened configuration (`optimizer.lr` → `0.001`), values as text.
     pub config: BTreeMap<String, String>,

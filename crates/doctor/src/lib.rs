@@ -12,6 +12,8 @@
 //! loss-nonfinite   fail      loss    340   loss is NaN from step 340 (last finite 9.71 at step 330; grad_norm 8.1e3, learning_rate 0.3)
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod detect;
 pub mod finding;
 pub mod history;

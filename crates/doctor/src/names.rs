@@ -13,16 +13,23 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    /// The training loss.
     TrainLoss,
+    /// An evaluation or validation loss.
     EvalLoss,
+    /// The learning rate.
     LearningRate,
+    /// The gradient norm (before clipping when both are logged).
     GradNorm,
     /// Samples, tokens or iterations per second: higher is better.
     Throughput,
     /// Seconds per step or batch: lower is better.
     StepTime,
+    /// Memory allocated or reserved.
     Memory,
+    /// The epoch counter.
     Epoch,
+    /// Anything else (not judged).
     Other,
 }
 

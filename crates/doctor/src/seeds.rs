@@ -9,15 +9,20 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// One run's identity and findings.
 pub struct RunFindings<'a> {
+    /// The run's name.
     pub name: &'a str,
+    /// Its seed, when the run says.
     pub seed: Option<&'a str>,
+    /// Its flattened configuration.
     pub config: &'a BTreeMap<String, String>,
+    /// What was found in it.
     pub findings: &'a [Finding],
 }
 
 /// A symptom found in some seeds of a configuration and not in others.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct SeedDifference {
+    /// The symptom.
     pub symptom: Symptom,
     /// Runs (by name) that show it at `warn` or worse.
     pub present: Vec<String>,

@@ -24,6 +24,7 @@ pub const LEAK_TOLERANCE: f64 = 1e-6;
 /// The causal probe: every sample's tokens after position `t` changed.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Future {
+    /// The last position left unchanged: every later token of the sample was changed.
     pub t: usize,
     /// Largest change of the logits at positions `<= t`.
     #[serde(with = "non_finite::number")]
@@ -55,6 +56,7 @@ pub struct Measurement {
     /// The largest `|x|` of the changed sample's output before the change.
     #[serde(with = "non_finite::number")]
     pub scale: f64,
+    /// The causal probe, for causal language models.
     #[serde(default)]
     pub future: Option<Future>,
 }
@@ -94,6 +96,7 @@ impl Measurement {
     }
 }
 
+/// The verdict: another sample's output or an earlier position moved with the change.
 pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     if let Some(f) = m.precondition() {
         return f;

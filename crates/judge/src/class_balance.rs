@@ -22,10 +22,12 @@ pub struct Measurement {
     /// The targets are floats (regression values), not class ids.
     #[serde(default)]
     pub targets_float: bool,
+    /// Every target of the batch, flat (-100 for ignored ones).
     #[serde(default)]
     pub targets: Vec<i64>,
 }
 
+/// The verdict: how far the commonest class outnumbers the rarest.
 pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     match ctx.task {
         Task::Regression => {

@@ -12,10 +12,13 @@ pub const MAX_STEPS: usize = 100_000;
 /// task, and the run's settings the words quote.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ctx {
+    /// The model, as the next command names it.
     pub subject: Subject,
+    /// What the model does: classification or causal language modelling.
     pub task: Task,
     /// Optimizer steps asked for (`--steps`).
     pub steps: usize,
+    /// The learning rate the checks that train use (`--lr`).
     pub learning_rate: f64,
 }
 

@@ -9,8 +9,11 @@
 /// One parameter: its name, the order it was created in, whether it got a gradient.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row<'a> {
+    /// The parameter's name.
     pub name: &'a str,
+    /// Its place in creation order.
     pub order: usize,
+    /// It got a gradient.
     pub live: bool,
 }
 

@@ -27,10 +27,12 @@ pub const INIT_LOSS_FAIL_BAND: f64 = 0.5;
 /// One forward pass at init: the loss, the number of classes and the logits' spread.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Sample {
+    /// The loss at initialisation.
     #[serde(with = "non_finite::number")]
     pub loss: f64,
     /// The logits' last dim.
     pub classes: usize,
+    /// The standard deviation of the logits at initialisation.
     #[serde(with = "non_finite::number")]
     pub logit_std: f64,
 }
@@ -38,6 +40,7 @@ pub struct Sample {
 /// What was measured: one sample per fresh init, or one for a model as it is now.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
+    /// One sample per initialisation seed.
     pub samples: Vec<Sample>,
     /// True for one model as it is now (`init_loss_on`), false for fresh inits.
     #[serde(default)]
@@ -65,6 +68,7 @@ fn extreme(samples: &[Sample], pick: fn(f64, f64) -> f64) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// The verdict: the mean loss at init against chance (ln of the class count).
 pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     if ctx.task == Task::Regression {
         return skipped(

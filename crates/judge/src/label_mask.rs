@@ -48,25 +48,33 @@ pub enum Labels {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum AllMasked {
+    /// The loss was computed.
     Loss {
+        /// Its value (0 for a loss that ignores every target).
         #[serde(with = "non_finite::number")]
         loss: f64,
         /// Some parameter got a finite, non-zero gradient from it.
         grads_move: bool,
     },
-    /// The loss raised (its first line).
-    Error { error: String },
+    /// The loss raised.
+    Error {
+        /// Its first line.
+        error: String,
+    },
 }
 
 /// The loss on probe targets before and after noise on the logits the probe masks.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct MaskedLogits {
+    /// The loss before the noise.
     #[serde(with = "non_finite::number")]
     pub before: f64,
+    /// The loss after it (equal when the masked logits are really ignored).
     #[serde(with = "non_finite::number")]
     pub after: f64,
 }
 
+/// What the label-mask probes saw.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
     /// Every target, flat.
@@ -77,9 +85,12 @@ pub struct Measurement {
     /// The targets' last dim, when they have two or more dims.
     #[serde(default)]
     pub seq_len: Option<usize>,
+    /// Who shifts language-model labels: the caller, or the model itself.
     #[serde(default)]
     pub labels: Labels,
+    /// The loss with every target ignored.
     pub all_masked: AllMasked,
+    /// The masked-logits probe, when the model has ignored targets to probe.
     #[serde(default)]
     pub masked_logits: Option<MaskedLogits>,
 }
@@ -99,6 +110,7 @@ impl Problem {
     }
 }
 
+/// The verdict: ignored targets really ignored, and labels shifted exactly once.
 pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     if ctx.task == Task::Regression {
         return skipped(

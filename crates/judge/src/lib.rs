@@ -9,6 +9,8 @@
 //! Nothing here knows a tensor: the same numbers give the same finding whichever framework
 //! measured them.
 
+#![warn(missing_docs)]
+
 pub mod batch_leak;
 pub mod class_balance;
 mod common;

@@ -8,7 +8,9 @@ use serde::Serialize;
 /// A zoo model as the matrix sees it, whichever framework runs it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatrixModel {
+    /// Its name in the zoo.
     pub name: String,
+    /// A clean model (no planted bug).
     pub clean: bool,
     /// The clean model this one is a buggy twin of.
     pub twin_of: Option<String>,
@@ -40,6 +42,7 @@ impl Expected {
         }
     }
 
+    /// `fail` or `no fail`, as the table writes it.
     pub fn as_str(self) -> &'static str {
         match self {
             Expected::Fail => "fail",
@@ -51,31 +54,43 @@ impl Expected {
 /// One model × check.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatrixCell {
+    /// The check.
     pub check: CheckId,
     /// `null` for the checks a buggy twin is not known to break: any verdict but `error` is fine.
     pub expected: Option<Expected>,
+    /// The verdict it gave.
     pub actual: Status,
     /// Whether `actual` agrees with `expected`; `null` when nothing was expected.
     pub matched: Option<bool>,
+    /// Its one-line summary.
     pub summary: String,
 }
 
 /// One zoo model's row.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct MatrixRow {
+    /// The model's zoo name.
     pub model: String,
+    /// A clean model (no planted bug).
     pub clean: bool,
+    /// The clean model this one is a buggy twin of.
     pub twin_of: Option<String>,
+    /// The bug, in a few words (empty for a clean model).
     pub breaks: String,
+    /// One cell per check, in the matrix's check order.
     pub cells: Vec<MatrixCell>,
 }
 
 /// The whole demo: what `--json` prints and what the table shows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DemoMatrix {
+    /// Where the checks ran.
     pub device: String,
+    /// The seed every model ran with.
     pub seed: u64,
+    /// The columns.
     pub checks: Vec<CheckId>,
+    /// One row per zoo model.
     pub rows: Vec<MatrixRow>,
     /// Cells whose verdict matched the expected one.
     pub matched: usize,

@@ -16,14 +16,18 @@ const ID: CheckId = CheckId::Memory;
 /// graph holds (candle).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Measurement {
+    /// The measured stages and steps.
     #[serde(flatten)]
     pub run: Run,
+    /// The estimate of each stage, when the framework makes one (candle does).
     #[serde(default)]
     pub estimate: Option<StageEstimate>,
+    /// Bytes the autograd graph keeps after a forward pass (candle).
     #[serde(default)]
     pub graph_bytes: Option<f64>,
 }
 
+/// The verdict: growth after step 2, a second-batch spike, an avoidable intermediate.
 pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     let v = judge_memory(&m.run, m.estimate.as_ref());
     let mut f = Finding::new(ID, v.status, v.summary).next(ctx.next_for(ID, v.status));

@@ -26,11 +26,15 @@ pub struct FrameRow {
     pub module: String,
     /// The layer kind (`linear`, `Linear`, ...) or `gradient`, `parameter`, `buffer`.
     pub kind: String,
+    /// The output's shape.
     pub shape: Vec<usize>,
+    /// The smallest `|x|` of the output.
     #[serde(with = "non_finite::number")]
     pub abs_min: f64,
+    /// The largest `|x|` of the output.
     #[serde(with = "non_finite::number")]
     pub abs_max: f64,
+    /// How many of its values are NaN or infinite.
     pub non_finite: usize,
 }
 
@@ -54,6 +58,7 @@ pub const FRAME_HEADER: &str = "   abs min    abs max  non-fin  module (kind) sh
 pub struct Culprit {
     /// The training step (0-based).
     pub step: usize,
+    /// The first frame that holds a non-finite value.
     pub frame: FrameRow,
     /// The frames recorded just before, oldest first.
     #[serde(default)]
@@ -64,11 +69,13 @@ pub struct Culprit {
     pub scanned: Option<String>,
 }
 
+/// Training steps watched for the first non-finite value.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Measurement {
     /// Steps run (fewer when a culprit stopped them).
     #[serde(default)]
     pub steps: usize,
+    /// The first non-finite value, or none in the steps run.
     #[serde(default)]
     pub culprit: Option<Culprit>,
     /// The largest finite `|x|` seen.
@@ -101,6 +108,7 @@ fn culprit_words(c: &Culprit) -> String {
     }
 }
 
+/// The verdict: where the first NaN or infinity came from, or none.
 pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     let without_wrappers = if m.traced_modules == 0 {
         " (no traced layers: only the input, output, loss, parameters and gradients were watched; build with mldebug_diagnostics::nn layers to name modules)"

@@ -100,7 +100,9 @@ pub const TABLE: &[NoBackward] = &[
 pub struct Hit {
     /// 1-based line and column.
     pub line: usize,
+    /// 1-based column (in characters).
     pub column: usize,
+    /// Which known op it calls.
     pub entry: NoBackward,
 }
 

@@ -59,10 +59,15 @@ pub const OVERFIT_TAIL: usize = 5;
 /// Why a run that did not memorise failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Why {
+    /// The loss went up.
     Rising,
+    /// The loss became NaN or infinite.
     Numerics,
+    /// The loss stopped falling well above zero.
     Plateau,
+    /// The loss is negative (a cross-entropy cannot be).
     Sign,
+    /// The loss did not move at all.
     NoSignal,
     /// Not memorised, but still falling steadily at the end: more steps would get further.
     Slow,
@@ -72,6 +77,7 @@ pub enum Why {
 }
 
 impl Why {
+    /// The kebab-case name the summary starts with.
     pub fn as_str(self) -> &'static str {
         match self {
             Why::Rising => "rising",
@@ -97,6 +103,7 @@ pub struct Measurement {
     /// The mean cross-entropy of the outputs at the start and the end (classifiers and LMs).
     #[serde(default, with = "non_finite::option")]
     pub start_ce: Option<f64>,
+    /// The same at the end.
     #[serde(default, with = "non_finite::option")]
     pub end_ce: Option<f64>,
     /// Trainable parameter tensors.

@@ -14,6 +14,8 @@
 //!   verdict (leak, avoidable intermediate, second-batch spike).
 //! - [`units`]: strict parsing of `24GB` and `7B`, bytes for people.
 
+#![warn(missing_docs)]
+
 pub mod activations;
 pub mod architecture;
 pub mod config;

@@ -13,6 +13,8 @@
 //!   tasks Holm-adjusted and judged together (`multi_task`), the design warned about (`design`);
 //!   [`numbers`]: how numbers are written.
 
+#![warn(missing_docs)]
+
 pub mod arms;
 pub mod compare;
 pub mod comparison;

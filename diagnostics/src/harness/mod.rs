@@ -299,7 +299,11 @@ mod tests {
         assert_eq!(serde_json::from_str::<Request>(&text).unwrap(), request);
         request.estimate_memory = true;
         let text = serde_json::to_string(&request).unwrap();
-        assert!(serde_json::from_str::<Request>(&text).unwrap().estimate_memory);
+        assert!(
+            serde_json::from_str::<Request>(&text)
+                .unwrap()
+                .estimate_memory
+        );
     }
 
     #[test]

@@ -25,6 +25,7 @@ pub fn max_edits(len: usize) -> usize {
     }
 }
 
+/// Corrects words one or two edits away from the indexed vocabulary.
 #[derive(Debug, Clone, Default)]
 pub struct Speller {
     words: Vec<String>,

@@ -37,6 +37,7 @@ pub struct Options {
 /// One run's diagnosis: its findings, worst first, and the series each role was read from.
 #[derive(Debug, Clone, Serialize)]
 pub struct Diagnosis {
+    /// What was found, worst first.
     pub findings: Vec<Finding>,
     /// The series judged, with their roles.
     pub judged: Vec<Judged>,
@@ -45,8 +46,11 @@ pub struct Diagnosis {
 /// A series and the role it was judged in.
 #[derive(Debug, Clone, Serialize)]
 pub struct Judged {
+    /// The series' name, as logged.
     pub metric: String,
+    /// What it measures.
     pub role: Role,
+    /// How many points it has.
     pub points: usize,
 }
 

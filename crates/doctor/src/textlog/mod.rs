@@ -52,18 +52,24 @@ pub struct ReadReport {
     pub read: usize,
     /// The first and last line read (1-based).
     pub first_line: Option<usize>,
+    /// The last line read (1-based).
     pub last_line: Option<usize>,
     /// Lines read per shape, in the order of the table in the module docs.
     pub shapes: Vec<ShapeCount>,
+    /// Where the step numbers came from.
     pub step_source: StepSource,
 }
 
 /// How many lines of one shape were read, and where.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ShapeCount {
+    /// The shape's name (`hf-dict`, `step-line`, `tqdm`, `keras`).
     pub shape: &'static str,
+    /// How many lines had it.
     pub lines: usize,
+    /// The first of them (1-based).
     pub first_line: usize,
+    /// The last of them (1-based).
     pub last_line: usize,
 }
 
@@ -92,6 +98,7 @@ pub struct TextLog {
 }
 
 impl TextLog {
+    /// An empty reader.
     pub fn new() -> TextLog {
         TextLog::default()
     }
@@ -127,6 +134,7 @@ impl TextLog {
         &mut self.series
     }
 
+    /// What was read, by shape.
     pub fn report(&self) -> ReadReport {
         let shapes: Vec<ShapeCount> = SHAPES
             .iter()

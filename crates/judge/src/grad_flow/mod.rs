@@ -49,9 +49,13 @@ pub enum Grad {
     /// Exactly zero everywhere.
     Zero,
     /// This many NaN or infinite values.
-    NonFinite { count: usize },
+    NonFinite {
+        /// How many.
+        count: usize,
+    },
     /// The gradient's L2 norm.
     Norm {
+        /// The norm.
         #[serde(with = "non_finite::number")]
         norm: f64,
     },
@@ -60,10 +64,14 @@ pub enum Grad {
 /// One parameter's row.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ParamRow {
+    /// The parameter's name, as the model registers it.
     pub name: String,
+    /// Its shape.
     pub shape: Vec<usize>,
+    /// The L2 norm of its values.
     #[serde(with = "non_finite::number")]
     pub param_norm: f64,
+    /// What its gradient was after one backward pass.
     pub grad: Grad,
     /// Position among the parameters in the loss's graph, 0 = closest to the loss.
     #[serde(default)]
@@ -86,7 +94,9 @@ impl ParamRow {
 /// weight, integer values), or a parameter frozen with `requires_grad=False`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Untrained {
+    /// The variable's name.
     pub name: String,
+    /// Its shape.
     pub shape: Vec<usize>,
     /// Why it is not trained, as a report row says it.
     #[serde(default = "default_buffer_kind")]
@@ -97,6 +107,7 @@ fn default_buffer_kind() -> String {
     "buffer: not trained".to_string()
 }
 
+/// One forward and backward pass on the model's batch, seen from the parameters.
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Measurement {
     /// The loss depends on some parameter at all.
@@ -106,6 +117,7 @@ pub struct Measurement {
     /// Parameters frozen by hand (`requires_grad=False`).
     #[serde(default)]
     pub frozen: Vec<Untrained>,
+    /// Buffers: variables the model keeps but does not train.
     #[serde(default)]
     pub buffers: Vec<Untrained>,
     /// Buffer names the model declared that match no variable.
@@ -118,6 +130,7 @@ pub struct Measurement {
     /// plain candle layers has none: its cuts are "not traced", never 0).
     #[serde(default)]
     pub traced: bool,
+    /// The LoRA wrap, when the run trained adapters (`--lora`).
     #[serde(default)]
     pub lora: Option<Lora>,
 }
@@ -167,6 +180,7 @@ fn first_and_last(rows: &[ParamRow]) -> Option<(&ParamRow, &ParamRow)> {
     Some((hidden[hidden.len() - 1], hidden[0]))
 }
 
+/// The verdict: parameters without a gradient, cuts, frozen weights, vanishing gradients.
 pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     if let Some(f) = lora_problem(m) {
         return f.next(show_command(ID));
