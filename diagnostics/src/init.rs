@@ -69,10 +69,12 @@ impl ParamStore {
         self.lock().values().cloned().collect()
     }
 
+    /// How many variables (parameters and buffers).
     pub fn len(&self) -> usize {
         self.lock().len()
     }
 
+    /// No variable was created.
     pub fn is_empty(&self) -> bool {
         self.lock().is_empty()
     }

@@ -11,12 +11,17 @@ pub use mldebug_report::Task;
 /// `CausalLm`, F32 for `Regression`.
 #[derive(Debug, Clone)]
 pub struct Batch {
+    /// What `forward` takes.
     pub input: Tensor,
+    /// What the loss compares the output with.
     pub targets: Tensor,
 }
 
 pub use mldebug_report::IGNORE_INDEX;
 
+/// A model the checks can run on: how to build it from seeded parameters, a batch to train on,
+/// its forward pass and its loss. Implement it for your model (or let `mldebug check --model
+/// crate::Net` wrap an unedited one).
 pub trait DebugModel: Sized {
     /// Fresh parameters; every trainable parameter must come from `vb`.
     fn build(vb: VarBuilder) -> candle_core::Result<Self>;

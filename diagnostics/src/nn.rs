@@ -34,10 +34,12 @@ impl<M> Traced<M> {
         }
     }
 
+    /// The name its outputs are recorded under.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The layer kind (`linear`, `conv2d`, ...).
     pub fn kind(&self) -> &'static str {
         self.kind
     }
@@ -68,6 +70,7 @@ pub struct TracedT<M> {
 }
 
 impl<M> TracedT<M> {
+    /// Wraps `inner`, recording its outputs under `name` as a `kind` layer.
     pub fn new(name: impl Into<String>, kind: &'static str, inner: M) -> TracedT<M> {
         TracedT {
             name: name.into().into(),
@@ -76,10 +79,12 @@ impl<M> TracedT<M> {
         }
     }
 
+    /// The name its outputs are recorded under.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// The wrapped candle layer.
     pub fn inner(&self) -> &M {
         &self.inner
     }

@@ -7,9 +7,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How the checks run: device, dtype, seed, steps, learning rate, deadline, progress.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// Where the checks run.
     pub device: Device,
+    /// The parameters' dtype.
     pub dtype: DType,
     /// Seeds both the parameter init and the batch (`DebugModel::batch`).
     pub seed: u64,
@@ -46,10 +49,12 @@ impl Deadline {
         }
     }
 
+    /// The deadline is behind us.
     pub fn passed(&self) -> bool {
         Instant::now() >= self.at
     }
 
+    /// The time the checks were given.
     pub fn limit(&self) -> Duration {
         self.limit
     }
@@ -134,9 +139,13 @@ impl Options {
 /// Where a running check is: `step` of `total` (overfit: optimizer steps), with the loss when known.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ProgressEvent {
+    /// The check running.
     pub check: CheckId,
+    /// Its step.
     pub step: usize,
+    /// Of this many.
     pub total: usize,
+    /// The loss at this step, when the check computes one.
     pub loss: Option<f64>,
 }
 

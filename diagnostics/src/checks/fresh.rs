@@ -7,8 +7,11 @@ use candle_core::Result;
 
 /// A freshly built model, its parameters (sorted by name) and its batch for the seed.
 pub struct Fresh<M> {
+    /// The model, built from seeded parameters.
     pub model: M,
+    /// Its parameters (and buffers), by name.
     pub params: ParamStore,
+    /// The model's batch for the seed.
     pub batch: Batch,
 }
 

@@ -38,12 +38,15 @@ pub const REFUSAL_EXIT: i32 = 2;
 /// What the CLI asks a harness to run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
+    /// [`PROTOCOL`] of the CLI that wrote it; a harness refuses any other.
     pub protocol: u32,
     /// The `--model` path as the user typed it; it names the model in the report.
     pub model: String,
+    /// The checks to run, in order.
     pub checks: Vec<CheckId>,
     /// `cpu`, `cuda`, `cuda:N`, `metal` or `metal:N`.
     pub device: String,
+    /// Seeds the parameter init and the batch.
     pub seed: u64,
     /// Optimizer steps for the checks that train; `None` keeps the library default.
     pub steps: Option<usize>,
@@ -62,10 +65,13 @@ pub struct Request {
 /// One progress line: where a harness is.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProgressLine {
+    /// The check running.
     pub check: CheckId,
     /// 0-based position of `check` in the request, so the CLI can say "2/7".
     pub index: usize,
+    /// Its step.
     pub step: usize,
+    /// Of this many.
     pub total: usize,
     /// A NaN or infinite loss is written as in the report ([`crate::report::non_finite`]).
     #[serde(with = "crate::report::non_finite::option")]

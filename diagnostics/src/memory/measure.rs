@@ -64,8 +64,11 @@ impl Default for BatchLayout {
 /// A measured run and the estimate beside it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
+    /// What the counting allocator saw.
     pub measurement: Measurement,
+    /// The estimate of each stage, from the model itself.
     pub estimate: StageEstimate,
+    /// The autograd graph of one step.
     pub graph: GraphInventory,
 }
 

@@ -13,8 +13,11 @@ use candle_core::{Device, Module, Result, Tensor};
 use candle_nn::{Conv2d, Conv2dConfig, Linear, VarBuilder};
 use std::marker::PhantomData;
 
+/// Side of the square single-channel images.
 pub const SIDE: usize = 8;
+/// Output classes.
 pub const CLASSES: usize = 4;
+/// Images in the batch.
 pub const EXAMPLES: usize = 32;
 const C1: usize = 8;
 const C2: usize = 16;
@@ -41,6 +44,7 @@ impl CnnVariant for Unnormalised {
     }
 }
 
+/// Two convolutions and a linear head; the variant decides the bug.
 pub struct Cnn<V: CnnVariant> {
     conv1: Traced<Conv2d>,
     conv2: Traced<Conv2d>,

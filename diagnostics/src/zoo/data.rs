@@ -55,7 +55,9 @@ pub const PAD_TOKEN: u32 = 0;
 /// token, shifted by one; the positions with no next real token are `pad_target` (`-100` when
 /// done right).
 pub struct LmBatch {
+    /// Token ids, U32 `[rows, len]`.
     pub input: Tensor,
+    /// Next-token targets, I64 `[rows, len]`.
     pub targets: Tensor,
 }
 

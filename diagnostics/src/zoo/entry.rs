@@ -9,6 +9,7 @@ use serde::Serialize;
 pub struct ZooEntry {
     /// Usable as `--model zoo::<name>`.
     pub name: &'static str,
+    /// A clean model (no planted bug).
     pub clean: bool,
     /// The checks a correct mldebug must fail on this model (empty for clean models).
     pub fails: Vec<CheckId>,

@@ -13,8 +13,11 @@ use candle_nn::VarBuilder;
 use candle_transformers::models::llama::{Cache, Config, Llama};
 use std::cell::RefCell;
 
+/// Vocabulary size.
 pub const VOCAB: usize = 128;
+/// Rows in the batch.
 pub const ROWS: usize = 4;
+/// Tokens per row.
 pub const SEQ: usize = 16;
 
 /// Two layers, 64 wide, 4 heads of which 2 key/value heads: 21 parameters.
@@ -37,6 +40,7 @@ pub fn tiny_config() -> Config {
     }
 }
 
+/// candle-transformers' llama with a 2-layer config, random weights.
 pub struct LlamaCandle {
     model: Llama,
     // `Llama::forward` wants `&mut Cache`; with the kv-cache off it only holds masks and tables.

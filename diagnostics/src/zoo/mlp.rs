@@ -12,9 +12,13 @@ use candle_core::{Device, Module, Result, Tensor};
 use candle_nn::{Linear, VarBuilder};
 use std::marker::PhantomData;
 
+/// Features per example.
 pub const PIXELS: usize = 16;
+/// Hidden units per layer.
 pub const HIDDEN: usize = 32;
+/// Output classes.
 pub const CLASSES: usize = 4;
+/// Examples in the batch.
 pub const EXAMPLES: usize = 32;
 
 /// The decisions a twin can get wrong; the defaults are the clean model's.
@@ -39,6 +43,7 @@ pub trait MlpVariant: 'static {
     ) -> Result<Traced<Linear>> {
         nn::linear(in_dim, out_dim, vb)
     }
+    /// The hidden layers' activation: ReLU.
     fn activation(x: &Tensor) -> Result<Tensor> {
         x.relu()
     }
@@ -56,6 +61,7 @@ pub trait MlpVariant: 'static {
 pub struct Clean;
 impl MlpVariant for Clean {}
 
+/// A multi-layer perceptron; the variant decides the bug.
 pub struct Mlp<V: MlpVariant> {
     hidden: Vec<Traced<Linear>>,
     head: Traced<Linear>,

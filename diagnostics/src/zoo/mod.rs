@@ -36,6 +36,7 @@ use tiny_gpt::TinyGpt;
 pub struct ZooModel {
     /// Kebab-case, as in `--model zoo::<name>`.
     pub name: &'static str,
+    /// A clean model (no planted bug).
     pub clean: bool,
     /// The clean model a twin differs from.
     pub twin_of: Option<&'static str>,

@@ -17,13 +17,21 @@ use candle_nn::{Embedding, Linear, VarBuilder};
 use std::marker::PhantomData;
 use std::sync::Mutex;
 
+/// Vocabulary size.
 pub const VOCAB: usize = 32;
+/// Model width.
 pub const DIM: usize = 32;
+/// Attention heads.
 pub const HEADS: usize = 2;
+/// Width of one head.
 pub const HEAD_DIM: usize = DIM / HEADS;
+/// Transformer blocks.
 pub const LAYERS: usize = 2;
+/// Hidden width of the MLP.
 pub const MLP_DIM: usize = 64;
+/// Rows in the batch.
 pub const ROWS: usize = 8;
+/// Tokens per row.
 pub const SEQ: usize = 16;
 /// RmsNorm epsilon (Llama's).
 pub const NORM_EPS: f64 = 1e-5;
@@ -68,7 +76,9 @@ impl GptVariant for Clean {}
 
 /// A normalisation layer: candle's differentiable path or its fused kernel.
 pub enum Norm {
+    /// candle's differentiable RMS norm.
     Diff(Traced<nn::RmsNormDiff>),
+    /// candle's fused RMS norm kernel (no backward: the grad-flow twin).
     Fused(Traced<candle_nn::RmsNorm>),
 }
 
@@ -138,6 +148,7 @@ struct Block {
     down: Dense,
 }
 
+/// A small decoder-only transformer; the variant decides the bug.
 pub struct TinyGpt<V: GptVariant> {
     embed: Traced<Embedding>,
     blocks: Vec<Block>,
