@@ -36,6 +36,7 @@ pub struct LayerActivations {
 }
 
 impl LayerActivations {
+    /// Every stored activation of one layer.
     pub fn total(&self) -> f64 {
         self.linear + self.scores
     }

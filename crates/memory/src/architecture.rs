@@ -12,15 +12,25 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Family {
+    /// Llama and its descendants (`LlamaForCausalLM`).
     Llama,
+    /// Mistral.
     Mistral,
+    /// Qwen 2.
     Qwen2,
+    /// Qwen 3 (per-head q/k norms).
     Qwen3,
+    /// Gemma.
     Gemma,
+    /// Gemma 2 (four norms per layer, logit soft-capping).
     Gemma2,
+    /// Phi-3.
     Phi3,
+    /// GPT-2.
     Gpt2,
+    /// GPT-NeoX (Pythia).
     GptNeox,
+    /// BERT.
     Bert,
     /// A llama-style decoder described by flags (`--layers --hidden ...` or `--params`).
     Flags,
@@ -60,7 +70,9 @@ impl Family {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Mlp {
+    /// gate, up and down projections.
     Gated,
+    /// in and out projections around the activation.
     Plain,
 }
 
@@ -68,7 +80,9 @@ pub enum Mlp {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Norm {
+    /// RMSNorm.
     Rms,
+    /// LayerNorm.
     Layer,
 }
 
@@ -90,23 +104,37 @@ pub enum Head {
     /// BERT's masked-LM head: a dense layer, a LayerNorm, the tied decoder and its bias: logits
     /// `[b, s, V]`.
     MaskedLm,
-    /// BERT's pooler and a classifier over `labels` classes: no vocabulary-sized logits.
-    Classifier { labels: u64 },
+    /// BERT's pooler and a classifier: no vocabulary-sized logits.
+    Classifier {
+        /// Output classes.
+        labels: u64,
+    },
 }
 
 /// The shape of a transformer, as config.json gives it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Shape {
+    /// The family it was read as.
     pub family: Family,
+    /// Transformer layers.
     pub layers: u64,
+    /// Model width.
     pub hidden: u64,
+    /// Hidden width of the MLP.
     pub intermediate: u64,
+    /// Attention (query) heads.
     pub heads: u64,
+    /// Key and value heads (fewer under grouped-query attention).
     pub kv_heads: u64,
+    /// Width of one head.
     pub head_dim: u64,
+    /// Vocabulary size.
     pub vocab: u64,
+    /// The output projection shares the input embedding's weights.
     pub tied_embeddings: bool,
+    /// The feed-forward block.
     pub mlp: Mlp,
+    /// The normalisation layers.
     pub norm: Norm,
     /// Norms per layer (2; Gemma 2 has 4).
     pub norms_per_layer: u64,
@@ -124,6 +152,7 @@ pub struct Shape {
     pub token_types: u64,
     /// A LayerNorm after the embeddings (BERT) instead of one after the last layer.
     pub embedding_norm: bool,
+    /// What sits on top of the last layer.
     pub head: Head,
     /// Dropout on the attention probabilities (0 = none stored).
     pub attention_dropout: f64,
@@ -138,13 +167,18 @@ pub struct Shape {
 /// One linear layer of a block: its module name (as PEFT matches it) and its dimensions.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Linear {
+    /// Its module name, as PEFT matches it (`q_proj`).
     pub name: &'static str,
+    /// Input features.
     pub d_in: u64,
+    /// Output features.
     pub d_out: u64,
+    /// It has a bias.
     pub bias: bool,
 }
 
 impl Linear {
+    /// Its weight count (the bias left out).
     pub fn weights(&self) -> u64 {
         self.d_in * self.d_out
     }

@@ -32,13 +32,18 @@ pub const CUDA_CONTEXT_BYTES: f64 = 0.5e9;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Stage {
+    /// The model loaded: weights (and master copies, adapters).
     Load,
+    /// The forward pass: activations stored for backward, logits and loss.
     Forward,
+    /// The backward pass: gradients and those in flight.
     Backward,
+    /// The optimizer step: its states and temporaries.
     OptimizerStep,
 }
 
 impl Stage {
+    /// The stages in the order a step runs them.
     pub const ALL: [Stage; 4] = [
         Stage::Load,
         Stage::Forward,
@@ -46,6 +51,7 @@ impl Stage {
         Stage::OptimizerStep,
     ];
 
+    /// The stage as the report names it.
     pub fn as_str(self) -> &'static str {
         match self {
             Stage::Load => "load",
@@ -61,27 +67,37 @@ impl Stage {
 pub struct Component {
     /// Stable key for programs (`weights`, `gradients`, `activations`, ...).
     pub key: &'static str,
+    /// What it is, as the table names it.
     pub name: String,
+    /// Its bytes.
     pub bytes: f64,
+    /// How it was counted (the formula or the assumption).
     pub how: String,
 }
 
 /// The peak of one stage and what is alive at it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct StagePeak {
+    /// The stage.
     pub stage: Stage,
+    /// Bytes allocated at its peak.
     pub bytes: f64,
+    /// What is alive then, in words.
     pub holds: String,
 }
 
 /// The whole estimate for one shape and setup.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Estimate {
+    /// Parameter counts by part of the model.
     pub params: ParamCounts,
+    /// Parameters the optimizer trains.
     pub trainable: u64,
+    /// Bytes per component, one table line each.
     pub components: Vec<Component>,
     /// One layer's stored activations.
     pub layer_activations: f64,
+    /// The peak of each stage.
     pub stages: Vec<StagePeak>,
     /// The largest stage: maximum allocated memory.
     pub peak: f64,

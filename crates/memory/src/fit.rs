@@ -21,7 +21,9 @@ pub const MAX_SEQ: u64 = 1_048_576;
 /// A GPU model and its memory, as on its spec sheet (GiB).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct Gpu {
+    /// The name `--gpu` takes (`a100-80`).
     pub name: &'static str,
+    /// Its memory in bytes.
     pub bytes: f64,
 }
 
@@ -85,10 +87,13 @@ pub fn gpu(name: &str) -> Result<Gpu, String> {
 /// The verdict for one target.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TargetFit {
+    /// The GPU (or `--gpu-memory`) as the table names it.
     pub gpu: String,
+    /// Its memory in bytes.
     pub memory: f64,
     /// What the device must hold.
     pub needs: f64,
+    /// `needs` fits within the memory less the headroom.
     pub fits: bool,
     /// Memory left after `needs` (negative: short by that much).
     pub left: f64,
@@ -173,10 +178,13 @@ fn largest(lo: u64, hi: u64, ok: impl Fn(u64) -> bool) -> u64 {
 /// One change to the setup and what it saves at the peak.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Lever {
+    /// The change, in words.
     pub lever: String,
     /// The flags that make the change.
     pub flags: String,
+    /// Bytes it saves at the peak.
     pub saves: f64,
+    /// The peak after it.
     pub peak_after: f64,
 }
 

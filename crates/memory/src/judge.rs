@@ -30,9 +30,13 @@ pub const SPIKE_SHARE: f64 = 0.10;
 /// The outcome: a status, one line, details and the numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
+    /// The verdict.
     pub status: Status,
+    /// One line a person reads.
     pub summary: String,
+    /// Further lines: the stage table, the largest layers.
     pub details: Vec<String>,
+    /// The numbers behind the verdict, by name.
     pub metrics: Vec<(String, f64)>,
 }
 

@@ -32,8 +32,11 @@ pub struct StepMemory {
 /// One module's output in one forward pass.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModuleActivation {
+    /// The module's name.
     pub module: String,
+    /// The layer kind (`linear`, `conv2d`, ...).
     pub kind: String,
+    /// Bytes of its output in one forward pass.
     pub bytes: f64,
 }
 
@@ -57,9 +60,13 @@ pub struct Measurement {
 /// The estimate of each stage of a steady-state step, to set beside a measurement.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct StageEstimate {
+    /// After the model is built.
     pub load: f64,
+    /// At the forward pass's peak.
     pub forward: f64,
+    /// At the backward pass's peak.
     pub backward: f64,
+    /// At the optimizer step's peak.
     pub optimizer_step: f64,
 }
 
@@ -75,6 +82,7 @@ pub struct ModelEstimate {
     pub value_bytes: usize,
     /// The batch the estimate is for, as `input [dims] → targets [dims]`.
     pub batch: String,
+    /// The estimate of each stage.
     pub estimate: StageEstimate,
     /// The traced layers' outputs of one forward pass, largest first.
     pub modules: Vec<ModuleActivation>,
@@ -96,6 +104,7 @@ impl Measurement {
 }
 
 impl StageEstimate {
+    /// The four stages in order: load, forward, backward, optimizer step.
     pub fn as_array(&self) -> [f64; 4] {
         [self.load, self.forward, self.backward, self.optimizer_step]
     }

@@ -14,12 +14,17 @@ use serde::Serialize;
 pub struct MemoryReport {
     /// Where the shape came from: the config file, `flags`, or `--params`.
     pub source: String,
+    /// The model's shape.
     pub shape: Shape,
+    /// The training setup.
     pub setup: Setup,
+    /// The estimate for that shape and setup.
     pub estimate: Estimate,
     /// Share of each GPU kept free.
     pub headroom: f64,
+    /// Fits or not, per GPU target.
     pub targets: Vec<TargetFit>,
+    /// The changes that save the most, largest first.
     pub levers: Vec<Lever>,
     /// What the arithmetic assumes, in words.
     pub assumptions: Vec<String>,
@@ -30,5 +35,6 @@ pub struct MemoryReport {
 pub struct ModelMemory {
     /// The model as given (`zoo::tiny-gpt`).
     pub model: String,
+    /// The estimate of each stage from the model itself.
     pub estimate: ModelEstimate,
 }

@@ -18,7 +18,9 @@ macro_rules! choice {
         pub enum $name { $($(#[$vdoc])* #[serde(rename = $text)] $variant),+ }
 
         impl $name {
+            /// Every choice, in the order the help lists them.
             pub const ALL: &'static [$name] = &[$($name::$variant),+];
+            /// The spelling on the command line.
             pub fn as_str(self) -> &'static str {
                 match self { $($name::$variant => $text),+ }
             }
@@ -55,12 +57,15 @@ choice!(
 choice!(
     /// Storage and compute precision.
     Precision, "precision", {
+        /// Everything in fp32.
         Fp32 = "fp32",
         /// Weights, gradients and optimizer state in bf16.
         Bf16 = "bf16",
+        /// Weights, gradients and optimizer state in fp16.
         Fp16 = "fp16",
         /// 16-bit weights and gradients, an fp32 master copy for the optimizer.
         MixedBf16 = "mixed-bf16",
+        /// As mixed-bf16, in fp16.
         MixedFp16 = "mixed-fp16",
     }
 );
@@ -68,6 +73,7 @@ choice!(
 choice!(
     /// How the frozen base's linear layers are stored.
     Quant, "quantization", {
+        /// Not quantized.
         None = "none",
         /// bitsandbytes LLM.int8(): one byte a weight plus an fp32 scale per row.
         Int8 = "int8",
@@ -79,11 +85,17 @@ choice!(
 choice!(
     /// The optimizer.
     Optimizer, "optimizer", {
+        /// AdamW: two fp32 moments per trained parameter.
         AdamW = "adamw",
+        /// bitsandbytes' 8-bit AdamW: two one-byte moments plus block constants.
         AdamW8bit = "adamw-8bit",
+        /// bitsandbytes' paged AdamW: AdamW's state, paged to the CPU under pressure.
         PagedAdamW = "paged-adamw",
+        /// Plain SGD: no state.
         Sgd = "sgd",
+        /// SGD with momentum: one buffer per trained parameter.
         SgdMomentum = "sgd-momentum",
+        /// Adafactor: factored second moments (a row and a column per matrix).
         Adafactor = "adafactor",
     }
 );
@@ -103,6 +115,7 @@ choice!(
 choice!(
     /// How model state is split over GPUs.
     Shard, "sharding", {
+        /// Every GPU holds everything.
         None = "none",
         /// Optimizer state split.
         Zero1 = "zero1",
@@ -124,6 +137,7 @@ impl Precision {
         }
     }
 
+    /// Mixed precision: 16-bit compute with fp32 master weights.
     pub fn is_mixed(self) -> bool {
         matches!(self, Precision::MixedBf16 | Precision::MixedFp16)
     }
@@ -166,23 +180,36 @@ impl FromStr for Targets {
 /// The whole training setup.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Setup {
+    /// Full fine-tuning, LoRA or QLoRA.
     pub method: Method,
+    /// LoRA rank `r`.
     pub lora_rank: u64,
+    /// The matrices LoRA adapts.
     pub lora_targets: Targets,
+    /// Weights' and compute's precision.
     pub precision: Precision,
+    /// Quantization of the base weights.
     pub quant: Quant,
+    /// bitsandbytes' double quantization of the block constants.
     pub double_quant: bool,
     /// PEFT's `prepare_model_for_kbit_training`: with a quantized base, every parameter that is
     /// not quantized is cast to fp32 (and the hidden states that flow through them with it).
     pub kbit_upcast: bool,
+    /// The optimizer, which decides the state per trained parameter.
     pub optimizer: Optimizer,
     /// Micro-batch per GPU.
     pub batch: u64,
+    /// Tokens per sequence.
     pub seq: u64,
+    /// Micro-batches accumulated per optimizer step.
     pub grad_accum: u64,
+    /// Activations recomputed in backward instead of stored (one layer input kept).
     pub grad_checkpointing: bool,
+    /// How attention is computed, which decides whether the score matrix is stored.
     pub attention: Attention,
+    /// GPUs the run is spread over.
     pub gpus: u64,
+    /// How model states are sharded over them.
     pub shard: Shard,
 }
 

@@ -44,6 +44,7 @@ pub struct WeightBytes {
 }
 
 impl WeightBytes {
+    /// All weight bytes.
     pub fn total(&self) -> f64 {
         self.plain + self.codes + self.constants + self.master + self.adapters
     }
