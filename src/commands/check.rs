@@ -1,6 +1,6 @@
 //! `mldebug check <id|all> --model <path>`: zoo models (`zoo::<name>`) run in this process; any
 //! other path (`crate::Net`, `mycrate::models::Net`) goes through the harness that builds the
-//! user's crate (see [`run_crate_model`]).
+//! user's crate (see `run_crate_model`).
 
 use super::zoo;
 use crate::context::Context;

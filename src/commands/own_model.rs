@@ -2,7 +2,7 @@
 //! check a model whose crate has no `DebugModel` impl (and need not depend on mldebug at all),
 //! and `mldebug.toml` beside the crate's Cargo.toml, which holds the same settings.
 //!
-//! Flags win over the file. The result is a [`harness::own_model::OwnModel`], or `None` when
+//! Flags win over the file. The result is a [`crate::harness::own_model::OwnModel`], or `None` when
 //! nothing asks for one (the crate implements `DebugModel` itself).
 
 use crate::harness::batch_file;

@@ -9,7 +9,7 @@ pub const ROW_WIDTH: usize = 16;
 
 /// `values` drawn in at most `width` characters, scaled between their finite min and max.
 /// Longer inputs are split into `width` equal buckets and each bucket shows its mean (or
-/// [`NON_FINITE`] if any value in it is not finite). Empty input gives an empty string.
+/// `NON_FINITE` if any value in it is not finite). Empty input gives an empty string.
 pub fn sparkline(values: &[f64], width: usize) -> String {
     if values.is_empty() || width == 0 {
         return String::new();

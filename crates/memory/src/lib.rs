@@ -7,7 +7,7 @@
 //! - [`setup`]: the training setup (method, precision, quantization, optimizer, batch, ...).
 //! - [`weights`], [`optimizer`], [`activations`]: bytes per component (activations after
 //!   Korthikanti et al. 2022).
-//! - [`estimate`]: components and the peak of each stage; [`describe`]: the words for each.
+//! - [`mod@estimate`]: components and the peak of each stage; [`describe`]: the words for each.
 //! - [`fit`]: GPU targets, what fits, the largest batch and context, the levers; [`report`]:
 //!   all of it together, as `mldebug memory` prints it.
 //! - [`measured`]: measured memory per stage and step, framework-neutral; [`judge`]: its

@@ -32,8 +32,11 @@ impl std::fmt::Display for ArmKey {
 /// The two arms and how they were chosen.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Arms {
+    /// What the runs were split on: a config key, the group, or the paths given.
     pub key: ArmKey,
+    /// Arm A's value of the key (the candidate).
     pub a: String,
+    /// Arm B's value of the key (the baseline).
     pub b: String,
     /// One sentence: how the key and the order were decided.
     pub how: String,
@@ -319,6 +322,7 @@ fn auto_key(runs: &[RunRecord], a: Option<&str>, b: Option<&str>) -> Result<(Arm
 /// Which way the metric improves, and how that was decided.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Direction {
+    /// A higher value is better.
     pub higher_is_better: bool,
     /// "given" or the inference in words.
     pub how: String,

@@ -52,18 +52,31 @@ pub const LEVEL: f64 = 0.95;
 /// What the command line decides.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The metric to compare (`--metric`), else the one the runs share.
     pub metric: Option<String>,
+    /// `--higher-is-better`.
     pub higher_is_better: bool,
+    /// `--lower-is-better`.
     pub lower_is_better: bool,
+    /// The config key the arms differ in (`--group-by`).
     pub group_by: Option<String>,
+    /// Arm A's value (`--a`).
     pub a: Option<String>,
+    /// Arm B's value (`--b`).
     pub b: Option<String>,
+    /// How runs are paired across arms.
     pub pair_by: PairBy,
+    /// How each run's curve becomes one number.
     pub reduce: Reduction,
+    /// The significance level.
     pub alpha: f64,
+    /// The smallest effect worth detecting (`--mde`), for the power lines.
     pub mde: Option<f64>,
+    /// The margin within which the arms count as equivalent (TOST).
     pub equivalence_margin: Option<f64>,
+    /// Bootstrap resamples.
     pub bootstrap_reps: usize,
+    /// Seeds the resampling (`--seed`).
     pub rng_seed: u64,
 }
 

@@ -11,7 +11,7 @@
 //! - [`duplicates`]: the same run read twice is counted once.
 //! - [`compare`]: runs in, a [`comparison::Comparison`] out: each task analysed (`task`), several
 //!   tasks Holm-adjusted and judged together (`multi_task`), the design warned about (`design`);
-//!   [`numbers`]: how numbers are written.
+//!   numbers are written by `mldebug_text::number`.
 
 #![warn(missing_docs)]
 

@@ -16,8 +16,11 @@ pub const MIN_COMMON_KEYS: usize = 3;
 /// The `--pair-by` / `--no-pair` choice.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PairBy {
+    /// Pair by seed when the runs name one.
     Auto,
+    /// Pair by this config key.
     Key(String),
+    /// Do not pair (`--no-pair`).
     Off,
 }
 

@@ -19,7 +19,9 @@ pub const MAX_SEEDS: usize = 100_000;
 /// Power figures for one comparison.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Power {
+    /// The significance level.
     pub alpha: f64,
+    /// The power at the observed effect.
     pub power: f64,
     /// Smallest |Δ| detected with 80% power at the present sample size.
     pub mde: f64,
@@ -28,9 +30,11 @@ pub struct Power {
     /// Seeds (pairs, or runs per arm) needed to detect the observed |Δ|; None if Δ = 0 or more
     /// than [`MAX_SEEDS`].
     pub seeds_for_observed: Option<usize>,
+    /// The same with σ at its upper 80% bound.
     pub seeds_for_observed_conservative: Option<usize>,
     /// `--mde VALUE` and the seeds it needs.
     pub target: Option<f64>,
+    /// Seeds `target` needs.
     pub seeds_for_target: Option<usize>,
     /// "pairs" or "runs per arm".
     pub unit: &'static str,

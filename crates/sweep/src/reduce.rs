@@ -24,9 +24,15 @@ pub enum Reduction {
     /// whose final value is non-finite has diverged and counts as failed.
     Best,
     /// The mean of the last K logged values (fewer when the run logged fewer).
-    MeanLast { k: usize },
+    MeanLast {
+        /// How many.
+        k: usize,
+    },
     /// The value logged at exactly this step.
-    AtStep { step: f64 },
+    AtStep {
+        /// The step.
+        step: f64,
+    },
 }
 
 impl FromStr for Reduction {
@@ -70,6 +76,7 @@ impl fmt::Display for Reduction {
 /// One run's reduced value and what it was computed from.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Reduced {
+    /// The run's one number (NaN or infinite: the run failed).
     pub value: f64,
     /// The last logged step of this metric, when the run has a history.
     pub last_step: Option<f64>,

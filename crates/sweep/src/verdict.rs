@@ -29,16 +29,25 @@ pub const SUGGESTIVE_PROB: f64 = 0.75;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum VerdictKind {
+    /// Rule 3: the interval excludes 0 in A's favour and both tests and the integrity checks agree.
     ABetter,
+    /// Rule 4: A leads, but the evidence falls short (underpowered, the tests disagree, or an
+    /// integrity check failed).
     ALikelyBetter,
+    /// Rule 6: the data cannot tell.
     Inconclusive,
+    /// Rule 2: equivalent within `--equivalence-margin`.
     NoMeaningfulDifference,
+    /// Rule 5: the mirror of rule 4.
     BLikelyBetter,
+    /// Rule 5: the mirror of rule 3.
     BBetter,
+    /// Rule 1: no comparison is made (an arm with fewer than 2 usable runs, values too large).
     Refused,
 }
 
 impl VerdictKind {
+    /// The headline as printed (`A BETTER`).
     pub fn headline(self) -> &'static str {
         match self {
             VerdictKind::ABetter => "A BETTER",
@@ -55,7 +64,9 @@ impl VerdictKind {
 /// A verdict: its kind and the sentences that justify it.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Verdict {
+    /// Which verdict.
     pub kind: VerdictKind,
+    /// Its headline.
     pub headline: &'static str,
     /// Plain-words explanation, with the numbers it rests on.
     pub reason: String,
@@ -104,9 +115,11 @@ impl Verdict {
 /// Two one-sided tests for equivalence within ±margin.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Tost {
+    /// Δ counts as no difference within ±margin.
     pub margin: f64,
     /// The 90% CI of Δ (the TOST interval at α = 0.05).
     pub ci90: (f64, f64),
+    /// The 90% interval lies within the margin.
     pub equivalent: bool,
 }
 
@@ -133,6 +146,7 @@ pub enum Test {
 }
 
 impl Test {
+    /// The primary test's name.
     pub fn primary(self) -> &'static str {
         match self {
             Test::Paired => "paired t-test",
@@ -140,6 +154,7 @@ impl Test {
         }
     }
 
+    /// The robust (exact) test's name.
     pub fn robust(self) -> &'static str {
         match self {
             Test::Paired => "exact sign-flip test",
@@ -166,22 +181,33 @@ impl Test {
 /// Everything the rules look at.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Evidence {
+    /// A higher value is better.
     pub higher_is_better: bool,
+    /// The significance level.
     pub alpha: f64,
+    /// Paired or unpaired.
     pub test: Test,
     /// Pairs when paired, else the smaller arm.
     pub n: usize,
+    /// Δ = A − B.
     pub delta: f64,
+    /// The primary test's confidence interval of Δ.
     pub ci: (f64, f64),
+    /// The primary test's p-value.
     pub primary_p: f64,
+    /// The exact test's p-value.
     pub robust_p: f64,
+    /// The smallest p-value the exact test can reach at this n.
     pub robust_min: f64,
     /// Point estimate of P(a seed of A is better than B's).
     pub prob_a_better: f64,
     /// Seeds that favour A / B (paired) — for the words only.
     pub wins: Option<(usize, usize)>,
+    /// Smallest |Δ| detected with 80% power at this n.
     pub mde: f64,
+    /// Seeds needed to detect the observed Δ.
     pub seeds_for_observed: Option<usize>,
+    /// The equivalence test, when a margin was given.
     pub tost: Option<Tost>,
     /// Failed integrity checks, in words (a pair of bit-identical runs, ...).
     pub integrity: Vec<String>,
@@ -222,7 +248,9 @@ pub fn attainable_at(paired: bool, alpha: f64) -> (usize, f64) {
 /// Which arm a rule speaks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Side {
+    /// Arm A.
     A,
+    /// Arm B.
     B,
 }
 
@@ -239,7 +267,12 @@ impl Side {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Short {
     /// No exact test can reach α at this n; `need` units would, with minimum p `min`.
-    Unreachable { need: usize, min: f64 },
+    Unreachable {
+        /// Units that would reach α.
+        need: usize,
+        /// The smallest p-value the exact test can reach now.
+        min: f64,
+    },
     /// The exact test does not agree.
     Robust,
     /// An integrity check failed.
@@ -257,15 +290,24 @@ pub enum Decision {
     Better(Side),
     /// Rules 4 and 5: `strong` when the primary test is significant, else suggestive.
     Likely {
+        /// The arm it leans to.
         side: Side,
+        /// The primary test is significant.
         strong: bool,
+        /// Why it is only likely.
         short: Short,
     },
     /// Rule 6: `far` is the largest effect the interval allows, in `side`'s favour.
-    Inconclusive { side: Side, far: f64 },
+    Inconclusive {
+        /// The arm the interval leans to.
+        side: Side,
+        /// The largest effect it allows that way.
+        far: f64,
+    },
 }
 
 impl Decision {
+    /// The verdict kind this rule gives.
     pub fn kind(self) -> VerdictKind {
         match self {
             Decision::Equivalent(_) => VerdictKind::NoMeaningfulDifference,

@@ -6,11 +6,14 @@ use mldebug_text::number::num;
 /// One warning: a stable id (for JSON consumers) and a sentence.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Warning {
+    /// A stable id for programs (`integrity`, `few-seeds`, ...).
     pub id: &'static str,
+    /// The sentence.
     pub message: String,
 }
 
 impl Warning {
+    /// A warning `id` saying `message`.
     pub fn new(id: &'static str, message: impl Into<String>) -> Warning {
         Warning {
             id,

@@ -20,7 +20,7 @@ const NOISE_EVERY: u64 = 8;
 /// drawn one token past the end for the last position).
 ///
 /// The sequences have structure a model can learn: each next token is a fixed (seeded)
-/// permutation of the previous one, except one token in [`NOISE_EVERY`] drawn at random. With
+/// permutation of the previous one, except one token in `NOISE_EVERY` drawn at random. With
 /// `pad > 0`, every other row ends in `pad` padded positions ([`PAD_TOKEN`] in, [`IGNORE_INDEX`]
 /// out), as a padded real batch does. The same seed gives the same batch.
 pub fn causal_lm_batch(

@@ -1,4 +1,4 @@
-//! The entry point of a generated harness, the [`debug_model!`] macro, and `assert_pass`.
+//! The entry point of a generated harness, the [`debug_model!`](crate::debug_model) macro, and `assert_pass`.
 //!
 //! `mldebug check <id> --model crate::Net` generates a tiny binary crate whose `main` is one line:
 //! `mldebug_diagnostics::harness::main::<your_crate::Net>()`. [`main`] reads the [`Request`] from
@@ -8,7 +8,7 @@
 //! Rust types, so an installed `mldebug` works with the library version a user's lockfile pins;
 //! [`PROTOCOL`] names the version of that conversation.
 //!
-//! [`debug_model!`] and the batch it draws live in `one_line`.
+//! [`debug_model!`](crate::debug_model) and the batch it draws live in `one_line`.
 //!
 //! Not for: locating, generating or building the harness crate (that is the CLI's job).
 

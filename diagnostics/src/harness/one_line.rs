@@ -8,7 +8,7 @@ use candle_core::{Device, Tensor};
 /// id in `0..classes` per row (`shape[0]` rows, every class as often as the batch allows, in a
 /// seeded order). The same seed gives the same batch.
 ///
-/// This is what [`debug_model!`] generates `DebugModel::batch` from.
+/// This is what [`debug_model!`](crate::debug_model) generates `DebugModel::batch` from.
 pub fn classification_batch(
     shape: &[usize],
     classes: usize,
@@ -35,7 +35,7 @@ pub fn classification_batch(
     })
 }
 
-/// Implement [`DebugModel`] for a plain classifier in one line.
+/// Implement [`DebugModel`](crate::DebugModel) for a plain classifier in one line.
 ///
 /// ```
 /// use candle_core::{Result, Tensor};
@@ -77,7 +77,7 @@ pub fn classification_batch(
 /// vocabulary instead: `debug_model!(TinyLm, new = TinyLm::new, tokens = [16, 32], vocab = 48)`
 /// (optionally `pad = 4`, and `forward = TinyLm::forward`); the batch is
 /// [`causal_lm_batch`](crate::harness::causal_lm_batch) (learnable sequences, labels shifted by
-/// one) and the task `CausalLm`. Anything else (masks, a custom loss): implement [`DebugModel`]
+/// one) and the task `CausalLm`. Anything else (masks, a custom loss): implement [`DebugModel`](crate::DebugModel)
 /// by hand, or let `mldebug check --model crate::Net --new .. --input ..` generate it.
 #[macro_export]
 macro_rules! debug_model {

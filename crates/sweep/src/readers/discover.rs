@@ -16,7 +16,9 @@ pub enum Source {
     /// split sub-directory they came from (Keras writes `train/` and `validation/`), whose name
     /// prefixes the tags.
     TfEvents {
+        /// The run's directory.
         dir: PathBuf,
+        /// Event files by split sub-directory (`None`: the directory itself).
         parts: Vec<(Option<String>, Vec<PathBuf>)>,
     },
     /// A CSV file: Lightning `CSVLogger` `metrics.csv` (with `hparams.yaml` beside it), or a W&B
@@ -48,6 +50,7 @@ impl Source {
 /// A source, where it was found, and which command-line path it came from.
 #[derive(Debug, Clone)]
 pub struct Job {
+    /// The source to read.
     pub source: Source,
     /// The directory the user named, when the source was found by walking it.
     pub root: Option<PathBuf>,

@@ -81,6 +81,7 @@ const MAX_THREADS: usize = 4;
 /// What one reader found in one source.
 #[derive(Debug)]
 pub enum Found {
+    /// The runs it holds.
     Runs(Vec<RunRecord>),
     /// A file of a candidate type that turned out not to be a run (say, a model's
     /// `config.json` met while walking a directory); the reason says what it was.
@@ -90,14 +91,18 @@ pub enum Found {
 /// A file met while walking a directory that was not a run, and why.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Skipped {
+    /// The file.
     pub path: PathBuf,
+    /// Why it is not a run.
     pub reason: String,
 }
 
 /// Everything read: the runs, and the candidate files passed over.
 #[derive(Debug, Default)]
 pub struct ReadOutcome {
+    /// Every run read.
     pub runs: Vec<RunRecord>,
+    /// Candidate files that were not runs.
     pub skipped: Vec<Skipped>,
 }
 

@@ -12,15 +12,20 @@ use mldebug_text::rng::Rng;
 /// One task's reduced values in each arm.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TaskScores {
+    /// Arm A's values.
     pub a: Vec<f64>,
+    /// Arm B's values.
     pub b: Vec<f64>,
 }
 
 /// A point estimate with a percentile bootstrap interval.
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct Interval {
+    /// The point estimate.
     pub estimate: f64,
+    /// The interval's lower end.
     pub lo: f64,
+    /// The interval's upper end.
     pub hi: f64,
 }
 
@@ -29,13 +34,17 @@ pub struct Interval {
 pub struct Aggregates {
     /// IQM over all runs × tasks of arm A.
     pub iqm_a: Interval,
+    /// IQM over all runs × tasks of arm B.
     pub iqm_b: Interval,
     /// IQM(A) − IQM(B), from the same resamples.
     pub iqm_diff: Interval,
     /// Average over tasks of P(a run of A is better than a run of B), ties ½.
     pub prob_improvement: Interval,
+    /// Resamples drawn.
     pub reps: usize,
+    /// The seed they were drawn with.
     pub rng_seed: u64,
+    /// The intervals' confidence level.
     pub level: f64,
 }
 

@@ -3,12 +3,17 @@
 /// The descriptives printed for each arm.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Describe {
+    /// Usable runs.
     pub n: usize,
+    /// Arithmetic mean.
     pub mean: f64,
     /// Sample standard deviation (n − 1); NaN when n < 2.
     pub sd: f64,
+    /// Median.
     pub median: f64,
+    /// Smallest value.
     pub min: f64,
+    /// Largest value.
     pub max: f64,
     /// Interquartile mean: scipy's `trim_mean(x, 0.25)`, which drops ⌊n/4⌋ values from each end
     /// (so it equals the mean when n < 4).
@@ -31,6 +36,7 @@ impl Describe {
     }
 }
 
+/// Arithmetic mean (NaN for no values).
 pub fn mean(x: &[f64]) -> f64 {
     x.iter().sum::<f64>() / x.len() as f64
 }
@@ -44,6 +50,7 @@ pub fn variance(x: &[f64]) -> f64 {
     x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (x.len() - 1) as f64
 }
 
+/// Sample standard deviation (n − 1; NaN for fewer than two values).
 pub fn sd(x: &[f64]) -> f64 {
     variance(x).sqrt()
 }

@@ -17,6 +17,7 @@ pub const EXACT_MAX_N: usize = 60;
 /// Mann-Whitney result: `test.statistic` is U_A (pairs where A > B, ties ½).
 #[derive(Debug, Clone, Copy, PartialEq, serde::Serialize)]
 pub struct MannWhitney {
+    /// The test: U_A, its p-value and how it was obtained.
     pub test: PermP,
     /// U_A / (n_A n_B): the estimated P(A > B), ties counted ½.
     pub prob_a_greater: f64,

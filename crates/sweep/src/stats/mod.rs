@@ -38,7 +38,10 @@ pub enum PMethod {
     /// Every arrangement enumerated (or counted exactly).
     Exact,
     /// Random arrangements; p = (k + 1) / (R + 1).
-    MonteCarlo { resamples: u32 },
+    MonteCarlo {
+        /// How many.
+        resamples: u32,
+    },
     /// Large sample: the normal approximation of the permutation distribution.
     Normal,
 }
@@ -52,6 +55,7 @@ pub struct PermP {
     pub p: f64,
     /// The smallest two-sided p-value this test can produce at this sample size.
     pub min_attainable: f64,
+    /// How `p` was obtained.
     pub method: PMethod,
 }
 

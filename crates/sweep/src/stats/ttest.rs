@@ -12,11 +12,13 @@ pub struct TTest {
     pub se: f64,
     /// Degrees of freedom (fractional for Welch).
     pub df: f64,
+    /// The t statistic.
     pub t: f64,
     /// Two-sided p-value.
     pub p: f64,
     /// Confidence interval at `level`.
     pub ci: (f64, f64),
+    /// The interval's confidence level.
     pub level: f64,
 }
 
