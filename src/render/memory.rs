@@ -75,7 +75,7 @@ pub fn render_model(r: &ModelMemory, style: &Style) -> String {
         out.push_str(
             "\n\nno layer of this model is traced (plain candle layers), so what its gradients \
              keep of the layer outputs is not counted: backward and optimizer step are lower \
-             bounds (measured up to 1.44x on examples/user-crate); `check memory` measures them\n",
+             bounds; `check memory` measures them\n",
         );
     }
     out.push_str(&format!(
