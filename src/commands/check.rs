@@ -229,7 +229,7 @@ fn run_crate_model(model: &str, args: &Args, g: &Context) -> Result<Report> {
         steps: Some(args.run.steps),
         timeout: Duration::from_secs(args.timeout),
     };
-    crate::harness::run_check(&settings, &args.build.settings(), &args.own, g)
+    crate::harness::run_check(&settings, &args.build.settings(), &args.own.settings(), g)
 }
 
 /// A PyTorch model: the embedded driver measures, the one judgement decides (see `crate::torch`).

@@ -17,15 +17,16 @@ pub mod generate;
 pub mod locate;
 pub mod model_path;
 pub mod own_model;
+pub mod own_settings;
 pub mod profile;
 pub mod source_scan;
 
-use crate::commands::own_model::OwnModelArgs;
 use crate::context::Context;
 use crate::{Error, Result};
 use mldebug_diagnostics::harness::{Request, PROTOCOL};
 use mldebug_diagnostics::{CheckId, Report};
 use mldebug_memory::measured::ModelEstimate;
+use own_settings::OwnModelSettings;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -70,7 +71,7 @@ pub struct RunSettings {
 pub fn run_check(
     run: &RunSettings,
     build: &BuildSettings,
-    own: &OwnModelArgs,
+    own: &OwnModelSettings,
     g: &Context,
 ) -> Result<Report> {
     let built = build_harness(&run.model, build, own, g)?;
@@ -97,7 +98,7 @@ pub fn run_check(
 pub fn estimate_memory(
     model: &str,
     build: &BuildSettings,
-    own: &OwnModelArgs,
+    own: &OwnModelSettings,
     timeout: Duration,
     g: &Context,
 ) -> Result<ModelEstimate> {
@@ -147,7 +148,7 @@ impl Built {
 fn build_harness(
     typed: &str,
     build: &BuildSettings,
-    own: &OwnModelArgs,
+    own: &OwnModelSettings,
     g: &Context,
 ) -> Result<Built> {
     let cwd = std::env::current_dir()
@@ -189,11 +190,11 @@ fn build_harness(
 /// `mldebug-diagnostics` at all. `None`: the crate implements the trait itself.
 fn own_model_for(
     user: &locate::UserCrate,
-    flags: &OwnModelArgs,
+    flags: &OwnModelSettings,
     cwd: &std::path::Path,
 ) -> Result<Option<own_model::OwnModel>> {
     let dir = user.manifest_path.parent().unwrap_or(cwd);
-    let file = crate::commands::own_model::read_file_settings(dir)?;
+    let file = own_settings::read_file_settings(dir)?;
     if !flags.any() && file.is_none() && user.has_diagnostics {
         return Ok(None);
     }

@@ -5,7 +5,7 @@
 //! Everything here is pasted into generated Rust, so every piece is parsed strictly first: paths
 //! are identifiers joined by `::`, and call arguments come from a short list of tokens.
 //!
-//! Not for: reading the flags or `mldebug.toml` (`commands::own_model`), building (`compile`).
+//! Not for: reading the flags or `mldebug.toml` (`own_settings`), building (`compile`).
 
 use crate::{Error, Result};
 use mldebug_diagnostics::Task;

@@ -11,7 +11,7 @@
 //!
 //! [`non_finite`]: crate::non_finite
 
-use crate::non_finite::{INF, NAN, NEG_INF};
+use crate::non_finite::Number;
 use serde::ser::{self, Serialize, Serializer};
 
 /// `value`, serialized with every non-finite float as a string.
@@ -28,18 +28,6 @@ struct Pass<S>(S);
 
 /// A compound (sequence, map, struct, …) of `S`, wrapping each element.
 struct Each<C>(C);
-
-fn float<S: Serializer>(s: S, x: f64) -> Result<S::Ok, S::Error> {
-    if x.is_finite() {
-        s.serialize_f64(x)
-    } else if x.is_nan() {
-        s.serialize_str(NAN)
-    } else if x > 0.0 {
-        s.serialize_str(INF)
-    } else {
-        s.serialize_str(NEG_INF)
-    }
-}
 
 /// Forwards scalar methods unchanged.
 macro_rules! forward {
@@ -83,12 +71,12 @@ impl<S: Serializer> Serializer for Pass<S> {
         if v.is_finite() {
             self.0.serialize_f32(v)
         } else {
-            float(self.0, f64::from(v))
+            Number(f64::from(v)).serialize(self.0)
         }
     }
 
     fn serialize_f64(self, v: f64) -> Result<S::Ok, S::Error> {
-        float(self.0, v)
+        Number(v).serialize(self.0)
     }
 
     fn serialize_none(self) -> Result<S::Ok, S::Error> {
