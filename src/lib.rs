@@ -31,7 +31,7 @@ pub mod harness;
 pub mod render;
 pub mod torch;
 
-pub use error::{Error, Result};
+pub use error::{Error, Kind, Result};
 pub use exit::Exit;
 /// The run readers and statistics (the `mldebug-sweep` crate).
 pub use mldebug_sweep as sweep;

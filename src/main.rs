@@ -16,7 +16,7 @@ fn main() -> std::process::ExitCode {
         Err(e) => {
             // A message may name a file or repeat its text: no control character reaches the terminal.
             eprintln!("error: {}", terminal::safe(&e.to_string(), false));
-            e.exit.into()
+            e.exit().into()
         }
     }
 }

@@ -340,7 +340,7 @@ mod tests {
     #[test]
     fn cuda_without_the_feature_is_a_usage_error() {
         let err = DeviceSpec::Cuda(0).device().unwrap_err();
-        assert_eq!(err.exit, Exit::Usage);
+        assert_eq!(err.exit(), Exit::Usage);
         assert!(err.message.contains("--features cuda"), "{}", err.message);
     }
 }

@@ -76,7 +76,7 @@ mod tests {
             assert_eq!(lookup(m.name).unwrap().name, m.name);
         }
         let err = lookup("no-such-model").unwrap_err();
-        assert_eq!(err.exit, Exit::Usage);
+        assert_eq!(err.exit(), Exit::Usage);
         assert!(err.message.contains("mldebug zoo"), "{}", err.message);
     }
 }

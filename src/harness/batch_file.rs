@@ -109,7 +109,7 @@ mod tests {
     fn missing_tensors_and_broken_files_are_usage_errors_naming_the_file() {
         let f = file(r#"{"x":{"dtype":"F32","shape":[1],"data_offsets":[0,0]}}"#);
         let e = task_of(f.path()).unwrap_err();
-        assert_eq!(e.exit, crate::Exit::Usage);
+        assert_eq!(e.exit(), crate::Exit::Usage);
         assert!(
             e.message.contains("no tensor named `input` (it holds x)"),
             "{}",

@@ -6,7 +6,7 @@
 
 use super::generate::Harness;
 use super::locate::UserCrate;
-use crate::{Error, Exit};
+use crate::Error;
 use cargo_metadata::diagnostic::Diagnostic;
 use std::io::Write;
 use std::path::Path;
@@ -49,29 +49,23 @@ pub fn explain(
     let of = |o: Origin| errors.iter().filter(move |(x, _)| *x == o).map(|(_, d)| d);
     if of(Origin::User).next().is_some() {
         print_rendered(of(Origin::User));
-        return Error::new(
-            Exit::BuildFailed,
-            format!(
-                "your crate `{}` does not compile; fix the errors above (this is not an mldebug \
+        return Error::build(format!(
+            "your crate `{}` does not compile; fix the errors above (this is not an mldebug \
                  problem: `cargo build` in {} shows the same)",
-                user.name,
-                user.workspace_root.display()
-            ),
-        );
+            user.name,
+            user.workspace_root.display()
+        ));
     }
     if let Some(first) = of(Origin::Harness).next() {
         return harness_advice(first, harness, user, model);
     }
     print_rendered(of(Origin::Dependency));
-    Error::new(
-        Exit::BuildFailed,
-        format!(
-            "a dependency of `{}` failed to build (errors above); `cargo build` in {} should \
+    Error::build(format!(
+        "a dependency of `{}` failed to build (errors above); `cargo build` in {} should \
              show the same",
-            user.name,
-            user.workspace_root.display()
-        ),
-    )
+        user.name,
+        user.workspace_root.display()
+    ))
 }
 
 fn print_rendered<'a>(diags: impl Iterator<Item = &'a Diagnostic>) {
@@ -168,14 +162,11 @@ pub fn harness_advice(d: &Diagnostic, harness: &Harness, user: &UserCrate, model
         )
     } else {
         let rendered = d.rendered.as_deref().unwrap_or(&d.message);
-        return Error::new(
-            Exit::BuildFailed,
-            format!(
-                "--model {model}: the generated harness ({}) does not compile:\n{}",
-                harness.main_rs.display(),
-                rendered.trim_end()
-            ),
-        );
+        return Error::build(format!(
+            "--model {model}: the generated harness ({}) does not compile:\n{}",
+            harness.main_rs.display(),
+            rendered.trim_end()
+        ));
     };
     Error::usage(msg)
 }

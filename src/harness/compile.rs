@@ -5,7 +5,7 @@
 use super::classify::{self, Origin};
 use super::generate::Harness;
 use super::locate::UserCrate;
-use crate::{Error, Exit, Result};
+use crate::{Error, Result};
 use cargo_metadata::diagnostic::{Diagnostic, DiagnosticLevel};
 use cargo_metadata::Message;
 use std::io::{BufRead, BufReader, Write};
@@ -66,7 +66,7 @@ pub fn build(
         .stderr(Stdio::piped());
     let mut child = cmd
         .spawn()
-        .map_err(|e| Error::new(Exit::BuildFailed, format!("cannot run cargo: {e}")))?;
+        .map_err(|e| Error::build(format!("cannot run cargo: {e}")))?;
 
     let stderr = child.stderr.take().expect("stderr is piped");
     let echo = plan.echo;
@@ -101,20 +101,17 @@ pub fn build(
     }
     let status = child
         .wait()
-        .map_err(|e| Error::new(Exit::BuildFailed, format!("cargo: {e}")))?;
+        .map_err(|e| Error::build(format!("cargo: {e}")))?;
     let tail = cargo_lines.join().unwrap_or_default();
     match (status.success(), executable) {
         (true, Some(exe)) => Ok(exe),
         _ if !errors.is_empty() => Err(classify::explain(&errors, harness, user, model)),
-        _ => Err(Error::new(
-            Exit::BuildFailed,
-            format!(
-                "cargo could not build the harness for `{}` ({}):\n{}",
-                user.name,
-                harness.dir.join("Cargo.toml").display(),
-                tail.join("\n")
-            ),
-        )),
+        _ => Err(Error::build(format!(
+            "cargo could not build the harness for `{}` ({}):\n{}",
+            user.name,
+            harness.dir.join("Cargo.toml").display(),
+            tail.join("\n")
+        ))),
     }
 }
 

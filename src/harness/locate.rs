@@ -2,7 +2,7 @@
 //! and the member whose library holds the model.
 
 use super::model_path::ModelPath;
-use crate::{Error, Exit, Result};
+use crate::{Error, Result};
 use cargo_metadata::{DependencyKind, Metadata, MetadataCommand, Package, TargetKind};
 use std::path::{Path, PathBuf};
 
@@ -77,13 +77,10 @@ pub fn metadata(manifest: &Path, offline: bool) -> Result<Metadata> {
             cargo_metadata::Error::CargoMetadata { stderr } => stderr.trim().to_string(),
             other => other.to_string(),
         };
-        Error::new(
-            Exit::BuildFailed,
-            format!(
-                "`cargo metadata` failed for {}:\n{detail}",
-                manifest.display()
-            ),
-        )
+        Error::build(format!(
+            "`cargo metadata` failed for {}:\n{detail}",
+            manifest.display()
+        ))
     })
 }
 
@@ -274,7 +271,7 @@ mod tests {
         let meta = metadata(&root_manifest, true).unwrap();
         let here = ModelPath::parse("crate::Net").unwrap();
         let e = select(&meta, &root_manifest, &here, None).unwrap_err();
-        assert_eq!(e.exit, Exit::Usage);
+        assert_eq!(e.exit(), crate::Exit::Usage);
         assert!(e.message.contains("`crate` is ambiguous"), "{}", e.message);
         assert!(e.message.contains("`alpha`, `beta-net`"), "{}", e.message);
 

@@ -128,7 +128,7 @@ mod tests {
             "crate::Net<{1+1}>",
         ] {
             let e = ModelPath::parse(bad).unwrap_err();
-            assert_eq!(e.exit, crate::Exit::Usage, "{bad}");
+            assert_eq!(e.exit(), crate::Exit::Usage, "{bad}");
             assert!(
                 e.message.starts_with(&format!("--model `{bad}`")),
                 "{}",

@@ -187,7 +187,7 @@ mod tests {
             "bogus=1,targets=q",
         ] {
             let e = Lora::parse(bad).unwrap_err();
-            assert_eq!(e.exit, crate::Exit::Usage, "{bad}");
+            assert_eq!(e.exit(), crate::Exit::Usage, "{bad}");
             assert!(e.message.starts_with("--lora"), "{}", e.message);
         }
     }
@@ -222,7 +222,7 @@ mod tests {
             "hf:nowhere",
         ] {
             let e = Target::parse(bad, &dir).unwrap_err();
-            assert_eq!(e.exit, crate::Exit::Usage, "{bad}: {}", e.message);
+            assert_eq!(e.exit(), crate::Exit::Usage, "{bad}: {}", e.message);
         }
         let e = Target::parse("hf:Net", &dir).unwrap_err();
         assert!(e.message.contains("no config.json"), "{}", e.message);
