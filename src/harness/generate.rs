@@ -34,16 +34,17 @@ pub struct Spec<'a> {
 /// Generate (or refresh) the harness crate for `spec`.
 pub fn generate(spec: &Spec) -> Result<Harness> {
     let user = spec.user;
-    let dir = user
-        .target_dir
-        .join("mldebug")
-        .join("harness")
-        .join(format!(
-            "{}-{:08x}",
-            user.name,
-            fnv1a(&user.manifest_path.to_string_lossy()) as u32
-        ));
-    let name = format!("mldebug-harness-{}", user.name);
+    // One harness per user manifest. The hash is in the package name as well as the folder:
+    // cargo puts every binary of a target directory side by side, so two crates of the same
+    // name sharing one (a workspace's members, copies of a crate) would otherwise overwrite each
+    // other's harness between its build and its run.
+    let id = format!(
+        "{}-{:08x}",
+        user.name,
+        fnv1a(&user.manifest_path.to_string_lossy()) as u32
+    );
+    let dir = user.target_dir.join("mldebug").join("harness").join(&id);
+    let name = format!("mldebug-harness-{id}");
     let manifest = manifest(spec, &name)?;
     let main_rs = dir.join("main.rs");
     let io = |p: &Path, e: std::io::Error| {
@@ -546,5 +547,37 @@ candle-core = { path = "vendor/candle-core" }
         assert!(write_if_changed(&p, "a").unwrap());
         assert!(!write_if_changed(&p, "a").unwrap());
         assert!(write_if_changed(&p, "b").unwrap());
+    }
+
+    #[test]
+    fn two_crates_of_one_name_sharing_a_target_get_their_own_harness_binary() {
+        let tmp = tempfile::tempdir().unwrap();
+        let shared_target = tmp.path().join("target");
+        let harness_of = |folder: &str| {
+            let dir = tmp.path().join(folder);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("Cargo.toml"),
+                "[package]\nname = \"my-net\"\nversion = \"0.1.0\"\n\n\
+                 [dependencies]\nmldebug-diagnostics = { path = \"../diag\" }\n",
+            )
+            .unwrap();
+            let mut u = user(&dir, false);
+            u.target_dir = shared_target.clone();
+            let spec = Spec {
+                user: &u,
+                model_type: "my_net::Net",
+                features: &[],
+                own: None,
+            };
+            generate(&spec).unwrap()
+        };
+        let (a, b) = (harness_of("a"), harness_of("b"));
+        assert_ne!(a.dir, b.dir);
+        assert_ne!(
+            a.name, b.name,
+            "one binary path for both: one run would use the other's"
+        );
+        assert!(a.name.starts_with("mldebug-harness-my-net-"), "{}", a.name);
     }
 }

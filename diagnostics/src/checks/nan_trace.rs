@@ -154,6 +154,7 @@ fn scan(
                     module: label,
                     kind: what,
                     shape: t.dims().to_vec(),
+                    input_shape: Vec::new(),
                     abs_min,
                     abs_max,
                     non_finite: non_finite as usize,

@@ -151,9 +151,9 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
         let output = model.forward(&batch.input, true)?;
         inventory(&model.loss(&output, &batch.targets)?)
     };
-    let modules = module_outputs(&model, &batch, opts.dtype.size_in_bytes())?;
-    let kept_by_grads: f64 = modules.iter().map(|m| m.bytes).sum();
-    let estimate = stage_estimate(&params.vars(), &vars, &batch, &graph, kept_by_grads);
+    let layers = traced_layers(&model, &batch, &params.named(), opts.dtype.size_in_bytes())?;
+    let estimate = stage_estimate(&params.vars(), &vars, &batch, &graph, &layers);
+    let modules = layers.modules;
     Ok(Run {
         measurement: Measurement {
             source: "counting allocator, CPU, this thread".into(),
@@ -179,9 +179,10 @@ pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Resu
         let output = model.forward(&batch.input, true)?;
         inventory(&model.loss(&output, &batch.targets)?)
     };
-    let mut modules = module_outputs(&model, &batch, opts.dtype.size_in_bytes())?;
-    let kept_by_grads: f64 = modules.iter().map(|m| m.bytes).sum();
+    let layers = traced_layers(&model, &batch, &params.named(), opts.dtype.size_in_bytes())?;
     let all = params.vars();
+    let estimate = stage_estimate(&all, &vars, &batch, &graph, &layers);
+    let mut modules = layers.modules;
     let count = |vs: &[Var]| vs.iter().map(|v| v.elem_count() as u64).sum::<u64>();
     modules.sort_by(|a, b| b.bytes.total_cmp(&a.bytes));
     Ok(ModelEstimate {
@@ -193,7 +194,7 @@ pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Resu
             batch.input.dims(),
             batch.targets.dims()
         ),
-        estimate: stage_estimate(&all, &vars, &batch, &graph, kept_by_grads),
+        estimate,
         modules,
     })
 }
@@ -216,15 +217,17 @@ fn warm_up<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<()> {
 /// candle's parameter gradients are not detached: each keeps the op that made it, and with it
 /// the gradient of the layer output it came from and the layer input (already in the graph).
 /// So from backward until the gradients are dropped after the optimizer step, the graph stays
-/// alive and so do gradients the size of the layers' outputs (`kept_by_grads`, summed over the
-/// traced layers).
+/// alive and so do gradients the size of the layers' outputs (summed over the traced layers).
+/// Backward's peak adds the in-flight gradients and the largest convolution's scratch buffers
+/// ([`conv_backward_scratch`]).
 fn stage_estimate(
     all: &[Var],
     trainable: &[Var],
     batch: &Batch,
     graph: &GraphInventory,
-    kept_by_grads: f64,
+    layers: &Layers,
 ) -> StageEstimate {
+    let kept_by_grads: f64 = layers.modules.iter().map(|m| m.bytes).sum();
     let weights: f64 = all
         .iter()
         .map(|v| bytes(v.as_tensor()) + VAR_OVERHEAD)
@@ -246,33 +249,82 @@ fn stage_estimate(
     StageEstimate {
         load: weights,
         forward,
-        backward: forward + held + BACKWARD_IN_FLIGHT * graph.largest as f64,
+        backward: forward + held + BACKWARD_IN_FLIGHT * graph.largest as f64 + layers.conv_backward,
         optimizer_step: forward + held + ADAM_TEMPORARIES * (largest + TENSOR_OVERHEAD),
     }
 }
 
-/// Each traced module's output in one forward pass (summed when a module runs more than once).
-fn module_outputs<M: DebugModel>(
+/// What one traced forward pass tells about the model's layers.
+struct Layers {
+    /// Each traced module's output (summed when a module runs more than once).
+    modules: Vec<ModuleActivation>,
+    /// Bytes of the largest [`conv_backward_scratch`] over the traced `conv2d` layers.
+    conv_backward: f64,
+}
+
+/// One forward pass with the recorder on: each traced module's output bytes, and the scratch
+/// the largest convolution's backward needs (its kernel from `named`, `{module}.weight`).
+fn traced_layers<M: DebugModel>(
     model: &M,
     batch: &Batch,
+    named: &[(String, Var)],
     size: usize,
-) -> Result<Vec<ModuleActivation>> {
+) -> Result<Layers> {
     /// Room for every frame of the zoo's and typical small models' forward passes.
     const FRAMES: usize = 4096;
     let recorder = Recorder::with_capacity(FRAMES);
     model.forward(&batch.input, true)?;
     recorder.end_step()?;
-    let mut out: Vec<ModuleActivation> = Vec::new();
+    let mut modules: Vec<ModuleActivation> = Vec::new();
+    let mut conv_backward: f64 = 0.0;
     for f in recorder.frames() {
         let b = (f.shape.iter().product::<usize>() * size) as f64;
-        match out.iter_mut().find(|m| m.module == f.module) {
+        if f.kind == "conv2d" {
+            let weight = format!("{}.weight", f.module);
+            if let Some((_, w)) = named.iter().find(|(n, _)| *n == weight) {
+                let scratch = conv_backward_scratch(&f.input_shape, &f.shape, w.dims());
+                conv_backward = conv_backward.max((scratch * size) as f64);
+            }
+        }
+        match modules.iter_mut().find(|m| m.module == f.module) {
             Some(m) => m.bytes += b,
-            None => out.push(ModuleActivation {
+            None => modules.push(ModuleActivation {
                 module: f.module,
                 kind: f.kind.to_string(),
                 bytes: b,
             }),
         }
     }
-    Ok(out)
+    Ok(Layers {
+        modules,
+        conv_backward,
+    })
+}
+
+/// Elements candle 0.11's CPU backward of one `conv2d` layer holds beside its results while it
+/// computes the kernel's gradient, which is itself a convolution (of the layer input by the
+/// output gradient) run by the tiled im2col kernel: a contiguous copy of the layer input, a
+/// contiguous copy of the output gradient, and one im2col tile of `kh·kw` rows (the kernel
+/// gradient's positions) by `b·h_out·w_out` (the output's positions). Read from candle's
+/// `cpu_backend/conv2d.rs`, not calibrated; 0 for shapes that are not 4-d.
+pub fn conv_backward_scratch(input: &[usize], output: &[usize], kernel: &[usize]) -> usize {
+    match (input, output, kernel) {
+        ([_, _, _, _], [b, _, h, w], [_, _, kh, kw]) => {
+            input.iter().product::<usize>() + output.iter().product::<usize>() + kh * kw * b * h * w
+        }
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::conv_backward_scratch;
+
+    #[test]
+    fn conv_scratch_is_the_input_the_output_gradient_and_one_im2col_tile() {
+        // 2 images, 3 → 4 channels, 5×5 kernel over 8×8, 'same': 384 + 512 + 25·2·64.
+        let s = conv_backward_scratch(&[2, 3, 8, 8], &[2, 4, 8, 8], &[4, 3, 5, 5]);
+        assert_eq!(s, 2 * 3 * 64 + 2 * 4 * 64 + 25 * 2 * 64);
+        assert_eq!(conv_backward_scratch(&[2, 3], &[2, 4], &[4, 3]), 0);
+    }
 }

@@ -13,6 +13,10 @@ pub struct Frame {
     pub kind: &'static str,
     /// The output's shape.
     pub shape: Vec<usize>,
+    /// The input's shape, when the module has one tensor input (empty otherwise). Not part of
+    /// any report: the memory estimate sizes a layer's backward from it.
+    #[serde(skip)]
+    pub input_shape: Vec<usize>,
     /// Smallest `|x|` over the output's non-NaN elements (NaN when all are NaN).
     pub abs_min: f32,
     /// Largest `|x|` over the output's non-NaN elements (`inf` when an infinity is present).

@@ -22,6 +22,7 @@ struct Pending {
     module: Arc<str>,
     kind: &'static str,
     shape: Vec<usize>,
+    input_shape: Vec<usize>,
     stats: Tensor,
     cut: bool,
 }
@@ -150,6 +151,7 @@ impl Recorder {
                     module: p.module.to_string(),
                     kind: p.kind,
                     shape: p.shape,
+                    input_shape: p.input_shape,
                     abs_min: row[0],
                     abs_max: row[1],
                     non_finite: row[2] as usize,
@@ -251,6 +253,7 @@ pub(crate) fn record_arc(
         module,
         kind,
         shape: output.dims().to_vec(),
+        input_shape: input.map(|x| x.dims().to_vec()).unwrap_or_default(),
         stats,
         cut,
     };
