@@ -70,12 +70,9 @@ pub fn render_model(r: &ModelMemory, style: &Style) -> String {
             ));
         }
     } else {
-        // The gradients' hold on the layer outputs is counted from the traced layers; a model
-        // of plain candle layers has none, so those two stages are a lower bound.
         out.push_str(
-            "\n\nno layer of this model is traced (plain candle layers), so what its gradients \
-             keep of the layer outputs is not counted: backward and optimizer step are lower \
-             bounds; `check memory` measures them\n",
+            "\n\nno layer of this model is traced (plain candle layers), so its largest layer \
+             outputs are not listed: mldebug_diagnostics::nn's layers name them\n",
         );
     }
     out.push_str(&format!(

@@ -25,7 +25,7 @@ pub struct GraphInventory {
 }
 
 /// The storage a tensor's data lives in, as an address: equal for a tensor and its views.
-fn storage_key(t: &Tensor) -> usize {
+pub(crate) fn storage_key(t: &Tensor) -> usize {
     let (storage, _) = t.storage_and_layout();
     address(&*storage)
 }

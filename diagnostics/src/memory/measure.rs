@@ -12,7 +12,7 @@
 //! ([`super::graph`]): candle keeps every intermediate until backward is done.
 
 use super::alloc;
-use super::graph::{inventory, GraphInventory};
+use super::graph::{inventory, storage_key, GraphInventory};
 use crate::checks::buffers;
 use crate::checks::optimizer::CheckOptimizer;
 use crate::init::seeded_var_builder;
@@ -23,6 +23,7 @@ use candle_core::{Result, Tensor, Var};
 use mldebug_memory::measured::{
     Measurement, ModelEstimate, ModuleActivation, StageEstimate, StepMemory,
 };
+use std::collections::HashSet;
 
 /// Training steps measured: enough to see step 2 against step 1 and growth over steps 2 to 4.
 pub const STEPS: usize = 4;
@@ -39,8 +40,7 @@ pub const TENSOR_OVERHEAD: f64 = 256.0;
 pub const VAR_OVERHEAD: f64 = 326.0;
 /// In-flight tensors at backward's peak, in units of the graph's largest tensor: a node's
 /// gradient, its inputs' gradients, the sums they are added to and the transposed copies
-/// matmul's backward makes. Calibrated on the zoo (4.5 to 6.4 of the largest tensor), not
-/// derived.
+/// matmul's backward makes. Calibrated on the zoo, not derived.
 pub const BACKWARD_IN_FLIGHT: f64 = 5.0;
 
 /// How the model's own batch is resized for a measurement.
@@ -151,8 +151,10 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
         let output = model.forward(&batch.input, true)?;
         inventory(&model.loss(&output, &batch.targets)?)
     };
-    let layers = traced_layers(&model, &batch, &params.named(), opts.dtype.size_in_bytes())?;
-    let estimate = stage_estimate(&params.vars(), &vars, &batch, &graph, &layers);
+    let named = params.named();
+    let layers = traced_layers(&model, &batch, &named, opts.dtype.size_in_bytes())?;
+    let kept = kept_by_gradients(&model, &batch, &named, &layers.modules)?;
+    let estimate = stage_estimate(&params.vars(), &vars, &batch, &graph, &layers, kept);
     let modules = layers.modules;
     Ok(Run {
         measurement: Measurement {
@@ -168,8 +170,9 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
     })
 }
 
-/// The estimate of each stage for fresh `M` on its own batch (resized by `layout`), from one
-/// forward pass: no training step, no counting allocator needed.
+/// The estimate of each stage for fresh `M` on its own batch (resized by `layout`), from its
+/// autograd graph and the gradients one backward pass leaves: no training step, no counting
+/// allocator needed.
 pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<ModelEstimate> {
     let (params, vb) = seeded_var_builder(opts.seed, opts.dtype, &opts.device);
     let model = M::build(vb)?;
@@ -179,9 +182,11 @@ pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Resu
         let output = model.forward(&batch.input, true)?;
         inventory(&model.loss(&output, &batch.targets)?)
     };
-    let layers = traced_layers(&model, &batch, &params.named(), opts.dtype.size_in_bytes())?;
+    let named = params.named();
+    let layers = traced_layers(&model, &batch, &named, opts.dtype.size_in_bytes())?;
+    let kept = kept_by_gradients(&model, &batch, &named, &layers.modules)?;
     let all = params.vars();
-    let estimate = stage_estimate(&all, &vars, &batch, &graph, &layers);
+    let estimate = stage_estimate(&all, &vars, &batch, &graph, &layers, kept);
     let mut modules = layers.modules;
     let count = |vs: &[Var]| vs.iter().map(|v| v.elem_count() as u64).sum::<u64>();
     modules.sort_by(|a, b| b.bytes.total_cmp(&a.bytes));
@@ -214,20 +219,21 @@ fn warm_up<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<()> {
 
 /// The estimate of each stage of a steady-state step.
 ///
-/// candle's parameter gradients are not detached: each keeps the op that made it, and with it
-/// the gradient of the layer output it came from and the layer input (already in the graph).
-/// So from backward until the gradients are dropped after the optimizer step, the graph stays
-/// alive and so do gradients the size of the layers' outputs (summed over the traced layers).
-/// Backward's peak adds the in-flight gradients and the largest convolution's scratch buffers
-/// ([`conv_backward_scratch`]).
+/// Forward: the weights, the batch, AdamW's moments and the autograd graph (candle keeps every
+/// intermediate until backward is done). After backward, until the gradients are dropped: the
+/// graph, the parameter gradients and what they keep ([`kept_by_gradients`]). Backward's peak
+/// adds the gradients in flight: five times the graph's largest tensor ([`BACKWARD_IN_FLIGHT`],
+/// calibrated), the largest convolution's scratch ([`conv_backward_scratch`]), and at least the
+/// traced layers' output gradients, which backward holds on its way to the batch.
 fn stage_estimate(
     all: &[Var],
     trainable: &[Var],
     batch: &Batch,
     graph: &GraphInventory,
     layers: &Layers,
+    kept: f64,
 ) -> StageEstimate {
-    let kept_by_grads: f64 = layers.modules.iter().map(|m| m.bytes).sum();
+    let layer_outputs: f64 = layers.modules.iter().map(|m| m.bytes).sum();
     let weights: f64 = all
         .iter()
         .map(|v| bytes(v.as_tensor()) + VAR_OVERHEAD)
@@ -245,13 +251,75 @@ fn stage_estimate(
     let data = bytes(&batch.input) + bytes(&batch.targets) + 2.0 * TENSOR_OVERHEAD;
     let graph_bytes = graph.bytes as f64 + graph.nodes as f64 * TENSOR_OVERHEAD;
     let forward = weights + data + state + graph_bytes;
-    let held = grads + kept_by_grads;
     StageEstimate {
         load: weights,
         forward,
-        backward: forward + held + BACKWARD_IN_FLIGHT * graph.largest as f64 + layers.conv_backward,
-        optimizer_step: forward + held + ADAM_TEMPORARIES * (largest + TENSOR_OVERHEAD),
+        backward: forward
+            + grads
+            + kept.max(layer_outputs)
+            + BACKWARD_IN_FLIGHT * graph.largest as f64
+            + layers.conv_backward,
+        optimizer_step: forward + grads + kept + ADAM_TEMPORARIES * (largest + TENSOR_OVERHEAD),
     }
+}
+
+/// Bytes candle 0.11's backward leaves alive, besides the parameter gradients, until the
+/// gradients are dropped; found from one backward pass of `model` on `batch` (the store's
+/// entries and whether each still records an op), not from the allocator.
+///
+/// candle computes a gradient for every tensor an op used, the batch and the masks too, and
+/// keeps it in the store although nothing reads it. Such a gradient that records an op is a sum
+/// holding the zeros it started from and the partial gradient it added, and that partial holds
+/// the gradient of the op's output: three times its own size plus, for the batch, the output of
+/// the layer it went into first (the last tensor of the graph's order that is not a parameter's
+/// view). A parameter used directly by an op whose other input records one (a convolution's
+/// kernel after the first layer) keeps its layer's output gradient the same way; a parameter
+/// used through a transpose or a broadcast (candle_nn's `Linear`, `Embedding`, `BatchNorm`) does
+/// not, because backward detaches the gradient of that view.
+fn kept_by_gradients<M: DebugModel>(
+    model: &M,
+    batch: &Batch,
+    named: &[(String, Var)],
+    modules: &[ModuleActivation],
+) -> Result<f64> {
+    let output = model.forward(&batch.input, true)?;
+    let loss = model.loss(&output, &batch.targets)?;
+    let param_storages: HashSet<usize> = named
+        .iter()
+        .map(|(_, v)| storage_key(v.as_tensor()))
+        .collect();
+    let first_layer = loss
+        .sorted_nodes()
+        .iter()
+        .rev()
+        .find(|n| !n.is_variable() && !param_storages.contains(&storage_key(n)))
+        .map_or(0.0, |n| bytes(n));
+    let grads = loss.backward()?;
+    let params: HashSet<_> = named.iter().map(|(_, v)| v.as_tensor().id()).collect();
+    let mut kept = 0.0;
+    let mut batch_chain = false;
+    for id in grads.get_ids().filter(|id| !params.contains(id)) {
+        let Some(g) = grads.get_id(*id) else { continue };
+        if g.track_op() {
+            kept += 3.0 * (bytes(g) + TENSOR_OVERHEAD);
+            batch_chain = true;
+        } else {
+            kept += bytes(g) + TENSOR_OVERHEAD;
+        }
+    }
+    if batch_chain {
+        kept += first_layer + TENSOR_OVERHEAD;
+    }
+    for (name, var) in named {
+        if grads.get(var.as_tensor()).is_some_and(|g| g.track_op()) {
+            let layer = name.rsplit_once('.').map_or(name.as_str(), |(l, _)| l);
+            kept += modules
+                .iter()
+                .find(|m| m.module == layer)
+                .map_or(0.0, |m| m.bytes);
+        }
+    }
+    Ok(kept)
 }
 
 /// What one traced forward pass tells about the model's layers.
