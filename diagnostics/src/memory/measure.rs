@@ -11,8 +11,8 @@
 //! parameters, the batch, AdamW's two moments, and the bytes its autograd graph keeps
 //! ([`super::graph`]): candle keeps every intermediate until backward is done.
 
-use super::alloc;
-use super::graph::{inventory, storage_key, GraphInventory};
+use super::graph::{inventory, GraphInventory};
+use super::{alloc, backward};
 use crate::checks::buffers;
 use crate::checks::optimizer::CheckOptimizer;
 use crate::init::seeded_var_builder;
@@ -23,7 +23,6 @@ use candle_core::{Result, Tensor, Var};
 use mldebug_memory::measured::{
     Measurement, ModelEstimate, ModuleActivation, StageEstimate, StepMemory,
 };
-use std::collections::HashSet;
 
 /// Training steps measured: enough to see step 2 against step 1 and growth over steps 2 to 4.
 pub const STEPS: usize = 4;
@@ -73,7 +72,7 @@ pub struct Run {
 }
 
 /// Bytes of a tensor's elements.
-fn bytes(t: &Tensor) -> f64 {
+pub(crate) fn bytes(t: &Tensor) -> f64 {
     (t.elem_count() * t.dtype().size_in_bytes()) as f64
 }
 
@@ -151,10 +150,9 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
         let output = model.forward(&batch.input, true)?;
         inventory(&model.loss(&output, &batch.targets)?)
     };
-    let named = params.named();
-    let layers = traced_layers(&model, &batch, &named, opts.dtype.size_in_bytes())?;
-    let kept = kept_by_gradients(&model, &batch, &named, &layers.modules)?;
-    let estimate = stage_estimate(&params.vars(), &vars, &batch, &graph, &layers, kept);
+    let layers = traced_layers(&model, &batch, opts.dtype.size_in_bytes())?;
+    let kept = backward::probe(&model, &batch, &params.named(), &layers)?;
+    let estimate = stage_estimate(&params.vars(), &vars, &batch, &graph, &layers, &kept);
     let modules = layers.modules;
     Ok(Run {
         measurement: Measurement {
@@ -182,11 +180,10 @@ pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Resu
         let output = model.forward(&batch.input, true)?;
         inventory(&model.loss(&output, &batch.targets)?)
     };
-    let named = params.named();
-    let layers = traced_layers(&model, &batch, &named, opts.dtype.size_in_bytes())?;
-    let kept = kept_by_gradients(&model, &batch, &named, &layers.modules)?;
+    let layers = traced_layers(&model, &batch, opts.dtype.size_in_bytes())?;
+    let kept = backward::probe(&model, &batch, &params.named(), &layers)?;
     let all = params.vars();
-    let estimate = stage_estimate(&all, &vars, &batch, &graph, &layers, kept);
+    let estimate = stage_estimate(&all, &vars, &batch, &graph, &layers, &kept);
     let mut modules = layers.modules;
     let count = |vs: &[Var]| vs.iter().map(|v| v.elem_count() as u64).sum::<u64>();
     modules.sort_by(|a, b| b.bytes.total_cmp(&a.bytes));
@@ -221,17 +218,17 @@ fn warm_up<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<()> {
 ///
 /// Forward: the weights, the batch, AdamW's moments and the autograd graph (candle keeps every
 /// intermediate until backward is done). After backward, until the gradients are dropped: the
-/// graph, the parameter gradients and what they keep ([`kept_by_gradients`]). Backward's peak
+/// graph, the parameter gradients and what they keep ([`backward::probe`]). Backward's peak
 /// adds the gradients in flight: five times the graph's largest tensor ([`BACKWARD_IN_FLIGHT`],
-/// calibrated), the largest convolution's scratch ([`conv_backward_scratch`]), and at least the
-/// traced layers' output gradients, which backward holds on its way to the batch.
+/// calibrated), the largest convolution's scratch ([`backward::conv_backward_scratch`]), and at
+/// least the traced layers' output gradients, which backward holds on its way to the batch.
 fn stage_estimate(
     all: &[Var],
     trainable: &[Var],
     batch: &Batch,
     graph: &GraphInventory,
     layers: &Layers,
-    kept: f64,
+    kept: &backward::Kept,
 ) -> StageEstimate {
     let layer_outputs: f64 = layers.modules.iter().map(|m| m.bytes).sum();
     let weights: f64 = all
@@ -256,143 +253,51 @@ fn stage_estimate(
         forward,
         backward: forward
             + grads
-            + kept.max(layer_outputs)
+            + kept.bytes.max(layer_outputs)
             + BACKWARD_IN_FLIGHT * graph.largest as f64
-            + layers.conv_backward,
-        optimizer_step: forward + grads + kept + ADAM_TEMPORARIES * (largest + TENSOR_OVERHEAD),
+            + kept.conv_scratch,
+        optimizer_step: forward
+            + grads
+            + kept.bytes
+            + ADAM_TEMPORARIES * (largest + TENSOR_OVERHEAD),
     }
-}
-
-/// Bytes candle 0.11's backward leaves alive, besides the parameter gradients, until the
-/// gradients are dropped; found from one backward pass of `model` on `batch` (the store's
-/// entries and whether each still records an op), not from the allocator.
-///
-/// candle computes a gradient for every tensor an op used, the batch and the masks too, and
-/// keeps it in the store although nothing reads it. Such a gradient that records an op is a sum
-/// holding the zeros it started from and the partial gradient it added, and that partial holds
-/// the gradient of the op's output: three times its own size plus, for the batch, the output of
-/// the layer it went into first (the last tensor of the graph's order that is not a parameter's
-/// view). A parameter used directly by an op whose other input records one (a convolution's
-/// kernel after the first layer) keeps its layer's output gradient the same way; a parameter
-/// used through a transpose or a broadcast (candle_nn's `Linear`, `Embedding`, `BatchNorm`) does
-/// not, because backward detaches the gradient of that view.
-fn kept_by_gradients<M: DebugModel>(
-    model: &M,
-    batch: &Batch,
-    named: &[(String, Var)],
-    modules: &[ModuleActivation],
-) -> Result<f64> {
-    let output = model.forward(&batch.input, true)?;
-    let loss = model.loss(&output, &batch.targets)?;
-    let param_storages: HashSet<usize> = named
-        .iter()
-        .map(|(_, v)| storage_key(v.as_tensor()))
-        .collect();
-    let first_layer = loss
-        .sorted_nodes()
-        .iter()
-        .rev()
-        .find(|n| !n.is_variable() && !param_storages.contains(&storage_key(n)))
-        .map_or(0.0, |n| bytes(n));
-    let grads = loss.backward()?;
-    let params: HashSet<_> = named.iter().map(|(_, v)| v.as_tensor().id()).collect();
-    let mut kept = 0.0;
-    let mut batch_chain = false;
-    for id in grads.get_ids().filter(|id| !params.contains(id)) {
-        let Some(g) = grads.get_id(*id) else { continue };
-        if g.track_op() {
-            kept += 3.0 * (bytes(g) + TENSOR_OVERHEAD);
-            batch_chain = true;
-        } else {
-            kept += bytes(g) + TENSOR_OVERHEAD;
-        }
-    }
-    if batch_chain {
-        kept += first_layer + TENSOR_OVERHEAD;
-    }
-    for (name, var) in named {
-        if grads.get(var.as_tensor()).is_some_and(|g| g.track_op()) {
-            let layer = name.rsplit_once('.').map_or(name.as_str(), |(l, _)| l);
-            kept += modules
-                .iter()
-                .find(|m| m.module == layer)
-                .map_or(0.0, |m| m.bytes);
-        }
-    }
-    Ok(kept)
 }
 
 /// What one traced forward pass tells about the model's layers.
-struct Layers {
+pub(crate) struct Layers {
     /// Each traced module's output (summed when a module runs more than once).
-    modules: Vec<ModuleActivation>,
-    /// Bytes of the largest [`conv_backward_scratch`] over the traced `conv2d` layers.
-    conv_backward: f64,
+    pub(crate) modules: Vec<ModuleActivation>,
+    /// Each traced `conv2d` layer's name, input shape and output shape (first call).
+    pub(crate) convs: Vec<(String, Vec<usize>, Vec<usize>)>,
 }
 
-/// One forward pass with the recorder on: each traced module's output bytes, and the scratch
-/// the largest convolution's backward needs (its kernel from `named`, `{module}.weight`).
-fn traced_layers<M: DebugModel>(
-    model: &M,
-    batch: &Batch,
-    named: &[(String, Var)],
-    size: usize,
-) -> Result<Layers> {
+/// One forward pass with the recorder on: each traced module's output bytes, and the shapes
+/// around each traced convolution.
+fn traced_layers<M: DebugModel>(model: &M, batch: &Batch, size: usize) -> Result<Layers> {
     /// Room for every frame of the zoo's and typical small models' forward passes.
     const FRAMES: usize = 4096;
     let recorder = Recorder::with_capacity(FRAMES);
     model.forward(&batch.input, true)?;
     recorder.end_step()?;
-    let mut modules: Vec<ModuleActivation> = Vec::new();
-    let mut conv_backward: f64 = 0.0;
+    let mut layers = Layers {
+        modules: Vec::new(),
+        convs: Vec::new(),
+    };
     for f in recorder.frames() {
         let b = (f.shape.iter().product::<usize>() * size) as f64;
-        if f.kind == "conv2d" {
-            let weight = format!("{}.weight", f.module);
-            if let Some((_, w)) = named.iter().find(|(n, _)| *n == weight) {
-                let scratch = conv_backward_scratch(&f.input_shape, &f.shape, w.dims());
-                conv_backward = conv_backward.max((scratch * size) as f64);
-            }
+        if f.kind == "conv2d" && !layers.convs.iter().any(|(m, _, _)| *m == f.module) {
+            layers
+                .convs
+                .push((f.module.clone(), f.input_shape.clone(), f.shape.clone()));
         }
-        match modules.iter_mut().find(|m| m.module == f.module) {
+        match layers.modules.iter_mut().find(|m| m.module == f.module) {
             Some(m) => m.bytes += b,
-            None => modules.push(ModuleActivation {
+            None => layers.modules.push(ModuleActivation {
                 module: f.module,
                 kind: f.kind.to_string(),
                 bytes: b,
             }),
         }
     }
-    Ok(Layers {
-        modules,
-        conv_backward,
-    })
-}
-
-/// Elements candle 0.11's CPU backward of one `conv2d` layer holds beside its results while it
-/// computes the kernel's gradient, which is itself a convolution (of the layer input by the
-/// output gradient) run by the tiled im2col kernel: a contiguous copy of the layer input, a
-/// contiguous copy of the output gradient, and one im2col tile of `kh·kw` rows (the kernel
-/// gradient's positions) by `b·h_out·w_out` (the output's positions). Read from candle's
-/// `cpu_backend/conv2d.rs`, not calibrated; 0 for shapes that are not 4-d.
-pub fn conv_backward_scratch(input: &[usize], output: &[usize], kernel: &[usize]) -> usize {
-    match (input, output, kernel) {
-        ([_, _, _, _], [b, _, h, w], [_, _, kh, kw]) => {
-            input.iter().product::<usize>() + output.iter().product::<usize>() + kh * kw * b * h * w
-        }
-        _ => 0,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::conv_backward_scratch;
-
-    #[test]
-    fn conv_scratch_is_the_input_the_output_gradient_and_one_im2col_tile() {
-        // 2 images, 3 → 4 channels, 5×5 kernel over 8×8, 'same': 384 + 512 + 25·2·64.
-        let s = conv_backward_scratch(&[2, 3, 8, 8], &[2, 4, 8, 8], &[4, 3, 5, 5]);
-        assert_eq!(s, 2 * 3 * 64 + 2 * 4 * 64 + 25 * 2 * 64);
-        assert_eq!(conv_backward_scratch(&[2, 3], &[2, 4], &[4, 3]), 0);
-    }
+    Ok(layers)
 }

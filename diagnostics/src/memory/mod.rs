@@ -1,8 +1,10 @@
 //! Measuring training memory on candle: a counting allocator ([`alloc`]), the bytes candle's
-//! autograd graph keeps ([`graph`]), and the measured run of a few training steps ([`measure`])
-//! that `check memory` judges with `mldebug_memory::judge`.
+//! autograd graph keeps ([`graph`]), what its backward keeps and needs ([`backward`]), and the
+//! measured run of a few training steps ([`measure`]) that `check memory` judges with
+//! `mldebug_memory::judge`.
 
 pub mod alloc;
+pub mod backward;
 pub mod graph;
 pub mod measure;
 
