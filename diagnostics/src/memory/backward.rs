@@ -15,7 +15,7 @@
 
 use super::graph::storage_key;
 use super::measure::{bytes, Layers, TENSOR_OVERHEAD};
-use crate::model::{Batch, DebugModel};
+use crate::model::Batch;
 use candle_core::{Result, Tensor, Var};
 use std::collections::HashSet;
 
@@ -28,17 +28,15 @@ pub(crate) struct Kept {
     pub(crate) conv_scratch: f64,
 }
 
-/// One forward and backward pass of `model` on `batch`: what the gradients keep and what the
+/// The backward of `loss` (the model's loss on `batch`): what the gradients keep and what the
 /// convolutions need. A convolution's shapes come from its traced layer, or else from the graph
 /// (the largest tensor with the batch's rows and the kernel's output, or input, channels).
-pub(crate) fn probe<M: DebugModel>(
-    model: &M,
+pub(crate) fn probe(
+    loss: Tensor,
     batch: &Batch,
     named: &[(String, Var)],
     layers: &Layers,
 ) -> Result<Kept> {
-    let output = model.forward(&batch.input, true)?;
-    let loss = model.loss(&output, &batch.targets)?;
     let param_storages: HashSet<usize> = named
         .iter()
         .map(|(_, v)| storage_key(v.as_tensor()))

@@ -15,10 +15,10 @@ use super::graph::{inventory, GraphInventory};
 use super::{alloc, backward};
 use crate::checks::buffers;
 use crate::checks::optimizer::CheckOptimizer;
-use crate::init::seeded_var_builder;
+use crate::init::{seeded_var_builder, ParamStore};
 use crate::model::{Batch, DebugModel, Task};
 use crate::options::Options;
-use crate::trace::Recorder;
+use crate::trace::{Frame, Recorder};
 use candle_core::{Result, Tensor, Var};
 use mldebug_memory::measured::{
     Measurement, ModelEstimate, ModuleActivation, StageEstimate, StepMemory,
@@ -146,14 +146,8 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
             forward_largest,
         });
     }
-    let graph = {
-        let output = model.forward(&batch.input, true)?;
-        inventory(&model.loss(&output, &batch.targets)?)
-    };
-    let layers = traced_layers(&model, &batch, opts.dtype.size_in_bytes())?;
-    let kept = backward::probe(&model, &batch, &params.named(), &layers)?;
-    let estimate = stage_estimate(&params.vars(), &vars, &batch, &graph, &layers, &kept);
-    let modules = layers.modules;
+    let (estimate, graph, modules) =
+        estimate_from_one_step(&model, &params, &vars, &batch, opts.dtype.size_in_bytes())?;
     Ok(Run {
         measurement: Measurement {
             source: "counting allocator, CPU, this thread".into(),
@@ -176,15 +170,9 @@ pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Resu
     let model = M::build(vb)?;
     let batch = resize(M::batch(&opts.device, opts.seed)?, layout, M::task())?;
     let vars = buffers::split(&model, &params, &batch)?.param_vars();
-    let graph = {
-        let output = model.forward(&batch.input, true)?;
-        inventory(&model.loss(&output, &batch.targets)?)
-    };
-    let layers = traced_layers(&model, &batch, opts.dtype.size_in_bytes())?;
-    let kept = backward::probe(&model, &batch, &params.named(), &layers)?;
+    let (estimate, _, mut modules) =
+        estimate_from_one_step(&model, &params, &vars, &batch, opts.dtype.size_in_bytes())?;
     let all = params.vars();
-    let estimate = stage_estimate(&all, &vars, &batch, &graph, &layers, &kept);
-    let mut modules = layers.modules;
     let count = |vs: &[Var]| vs.iter().map(|v| v.elem_count() as u64).sum::<u64>();
     modules.sort_by(|a, b| b.bytes.total_cmp(&a.bytes));
     Ok(ModelEstimate {
@@ -212,6 +200,28 @@ fn warm_up<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<()> {
     let output = model.forward(&batch.input, true)?;
     model.loss(&output, &batch.targets)?.backward()?;
     Ok(())
+}
+
+/// The estimate of each stage from one forward pass of `model` on `batch` with the recorder on
+/// (its autograd graph and its traced layers, each module's output bytes) and the backward of
+/// that pass (what the gradients keep, [`backward::probe`]).
+fn estimate_from_one_step<M: DebugModel>(
+    model: &M,
+    params: &ParamStore,
+    trainable: &[Var],
+    batch: &Batch,
+    size: usize,
+) -> Result<(StageEstimate, GraphInventory, Vec<ModuleActivation>)> {
+    let recorder = Recorder::with_capacity(FRAMES);
+    let output = model.forward(&batch.input, true)?;
+    recorder.end_step()?;
+    let layers = traced_layers(recorder.frames(), size);
+    drop(recorder);
+    let loss = model.loss(&output, &batch.targets)?;
+    let graph = inventory(&loss);
+    let kept = backward::probe(loss, batch, &params.named(), &layers)?;
+    let estimate = stage_estimate(&params.vars(), trainable, batch, &graph, &layers, &kept);
+    Ok((estimate, graph, layers.modules))
 }
 
 /// The estimate of each stage of a steady-state step.
@@ -271,19 +281,17 @@ pub(crate) struct Layers {
     pub(crate) convs: Vec<(String, Vec<usize>, Vec<usize>)>,
 }
 
-/// One forward pass with the recorder on: each traced module's output bytes, and the shapes
-/// around each traced convolution.
-fn traced_layers<M: DebugModel>(model: &M, batch: &Batch, size: usize) -> Result<Layers> {
-    /// Room for every frame of the zoo's and typical small models' forward passes.
-    const FRAMES: usize = 4096;
-    let recorder = Recorder::with_capacity(FRAMES);
-    model.forward(&batch.input, true)?;
-    recorder.end_step()?;
+/// Room for every frame of the zoo's and typical small models' forward passes.
+const FRAMES: usize = 4096;
+
+/// The frames of one forward pass as layers: each traced module's output bytes (`size` per
+/// value), and the shapes around each traced convolution.
+fn traced_layers(frames: Vec<Frame>, size: usize) -> Layers {
     let mut layers = Layers {
         modules: Vec::new(),
         convs: Vec::new(),
     };
-    for f in recorder.frames() {
+    for f in frames {
         let b = (f.shape.iter().product::<usize>() * size) as f64;
         if f.kind == "conv2d" && !layers.convs.iter().any(|(m, _, _)| *m == f.module) {
             layers
@@ -299,5 +307,5 @@ fn traced_layers<M: DebugModel>(model: &M, batch: &Batch, size: usize) -> Result
             }),
         }
     }
-    Ok(layers)
+    layers
 }
