@@ -35,6 +35,13 @@ pub const REFUSAL_PREFIX: &str = "mldebug:refused ";
 /// Exit status of a harness that refused its request (bad device, other protocol, ...).
 pub const REFUSAL_EXIT: i32 = 2;
 
+/// Writes one line of the conversation with the CLI on stderr: `prefix` (one of the `*_PREFIX`
+/// constants) and its text. The CLI parses these lines by prefix and renders what it shows
+/// itself; this is the harness's only output besides the report file.
+fn protocol_line(prefix: &str, text: &str) {
+    eprintln!("{prefix}{text}");
+}
+
 /// What the CLI asks a harness to run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Request {
@@ -88,7 +95,7 @@ pub fn main<M: DebugModel>() {
     let code = match serve::<M>() {
         Ok(()) => 0,
         Err(reason) => {
-            eprintln!("{REFUSAL_PREFIX}{reason}");
+            protocol_line(REFUSAL_PREFIX, &reason);
             REFUSAL_EXIT
         }
     };
@@ -114,7 +121,7 @@ fn exit_when_orphaned() {
 /// is written; the reason is its [`MODEL_ERROR_PREFIX`] line on stderr).
 const MODEL_ERROR_EXIT: i32 = 1;
 /// Starts the stderr line that says why the model failed while its memory was estimated.
-pub const MODEL_ERROR_PREFIX: &str = "mldebug-model-error: ";
+pub const MODEL_ERROR_PREFIX: &str = "mldebug:model-error ";
 
 /// How often a harness looks for its parent: quick enough that Ctrl-C feels immediate.
 const ORPHAN_POLL_MS: u64 = 250;
@@ -143,7 +150,7 @@ fn serve<M: DebugModel>() -> Result<(), String> {
             // Not a refusal (that is the request's fault, exit 2): the model's own failure,
             // which the CLI reports from these last lines with no document written.
             Err(model_error) => {
-                eprintln!("{MODEL_ERROR_PREFIX}{model_error}");
+                protocol_line(MODEL_ERROR_PREFIX, &model_error);
                 std::process::exit(MODEL_ERROR_EXIT);
             }
         }
@@ -271,7 +278,7 @@ fn write_atomically(path: &Path, json: &str) -> Result<(), String> {
 /// Print one progress line for the CLI (stderr; the CLI draws it only on a terminal).
 pub fn print_progress(p: &ProgressLine) {
     if let Ok(line) = serde_json::to_string(p) {
-        eprintln!("{PROGRESS_PREFIX}{line}");
+        protocol_line(PROGRESS_PREFIX, &line);
     }
 }
 
