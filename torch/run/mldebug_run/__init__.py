@@ -1,0 +1,47 @@
+"""The Python side of `mldebug run`: probes that watch an unmodified PyTorch training program
+from inside and write what they measure as a JSON-lines trace (the contract: TRACE.md beside
+this package). The bootstrap `sitecustomize.py` calls `install()` once torch has been imported.
+
+Modules: `trace` writes the file, `state` remembers between hooks, `where` finds the user's
+line, `models` tells root modules apart, `hooks` holds the global module/optimizer hooks and
+the backward wrapper, `patches` the few function wrappers, `stop` the end of the process, and
+`probes/` one module per measurement.
+
+What it never does: decide whether anything is wrong (that is the judge's work), draw from a
+random number generator, or change what the program computes or prints.
+"""
+
+import os
+import sys
+
+from . import state as _state
+
+
+def _after_fork_in_child():
+    st = _state.STATE
+    if st is None:
+        return
+    try:
+        st.after_fork()
+        st.writer.after_fork()
+        from . import hooks
+
+        hooks.reset_thread()
+    except Exception:
+        pass
+
+
+def install():
+    """Install every hook and wrapper; idempotent; a no-op without MLDEBUG_RUN_DIR."""
+    run_dir = os.environ.get("MLDEBUG_RUN_DIR")
+    if _state.STATE is not None or not run_dir:
+        return
+    torch = sys.modules["torch"]
+    _state.STATE = _state.State(run_dir)
+    from . import hooks, patches, stop
+
+    hooks.install_hooks(torch)
+    patches.install_patches(torch)
+    stop.install()
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -1,0 +1,185 @@
+"""The hooks every training program passes through: global module forward hooks, global
+optimizer step hooks, and the wrapper around `torch.autograd.backward` (which
+`Tensor.backward` calls).
+
+The module hooks run for every module call, so on their common path they only push and pop a
+thread-local stack of the modules being run; work happens at a root module's forward (the
+stack is empty) and, after a non-finite loss, in one forward's per-module output check.
+
+What they never do: replace a module's inputs or outputs (every hook returns None), change a
+mode or a gradient, or let an exception of their own reach the program.
+"""
+
+import functools
+import sys
+import threading
+
+from . import models
+from . import state as _state
+from .probes import data, labels, mode, nonfinite, optim
+from .probes.tensors import new_hash, tensor_digest_into, tensors_in
+
+_MISSING = object()
+_tls = threading.local()
+
+
+def _stack():
+    stack = getattr(_tls, "stack", None)
+    if stack is None:
+        stack = _tls.stack = []
+        _tls.root = None
+        _tls.root_grad = False
+        _tls.batchnorm = {}
+    return stack
+
+
+def reset_thread():
+    _tls.stack = None
+    _stack()
+
+
+def current_module():
+    stack = _stack()
+    return stack[-1] if stack else None
+
+
+def current_root():
+    _stack()
+    return _tls.root
+
+
+def forward_pre(module, args):
+    stack = _stack()
+    st = _state.STATE
+    torch = sys.modules["torch"]
+    if not stack and not st.in_backward and not st.ended:
+        try:
+            _root_pre(st, module, args)
+        except Exception as err:
+            st.fail("forward", err)
+    if module.training and not torch.is_grad_enabled() and isinstance(
+            module, torch.nn.modules.batchnorm._BatchNorm):
+        version = mode.batchnorm_version(module)
+        if version is not None:
+            _tls.batchnorm[id(module)] = version
+    stack.append(module)
+
+
+def forward_post(module, args, kwargs, result=_MISSING):
+    if result is _MISSING:  # the always_call path after an exception passes no kwargs
+        result, kwargs = kwargs, None
+    stack = _stack()
+    if stack and stack[-1] is module:
+        stack.pop()
+    else:
+        for i in range(len(stack) - 1, -1, -1):
+            if stack[i] is module:
+                del stack[i:]
+                break
+    st = _state.STATE
+    if st.check_forward:
+        nonfinite.check_output(module, result)
+    if _tls.batchnorm:
+        version = _tls.batchnorm.pop(id(module), None)
+        if version is not None:
+            mode.batchnorm_after(module, version)
+    if not stack and _tls.root is module:
+        _tls.root = None
+        try:
+            _root_post(st, module, args, kwargs or {})
+        except Exception as err:
+            st.fail("forward", err)
+
+
+def _root_pre(st, module, args):
+    entry = models.lookup(module)
+    if entry is None:
+        return
+    _tls.root = module
+    _tls.root_grad = sys.modules["torch"].is_grad_enabled()
+    if st.first_forward is None:
+        st.first_forward = st.now()
+    if st.interval.start is None:
+        st.interval.start = st.first_forward
+    labels.root_forward_started(entry, args)
+
+
+def _root_post(st, module, args, kwargs):
+    entry = st.models.get(id(module))
+    if entry is None:
+        return
+    grad = _tls.root_grad
+    iv = st.interval
+    if grad:
+        iv.forwards += 1
+        iv.training = module.training if iv.training is None else (iv.training and module.training)
+        _fingerprint_batch(iv, args, kwargs)
+    else:
+        iv.nograd_forwards += 1
+    mode.note_root_forward(entry, module, grad)
+    data.note_forward(grad, module.training)
+    labels.root_forward_ended(entry, args, kwargs)
+    st.check_forward = False  # armed for one forward only
+
+
+@_state.probe("batch")
+def _fingerprint_batch(iv, args, kwargs):
+    torch = sys.modules["torch"]
+    if iv.batch is None:
+        iv.batch = new_hash()
+    with torch.no_grad():
+        for t in tensors_in(args):
+            tensor_digest_into(iv.batch, t)
+        for key in sorted(kwargs) if kwargs else ():
+            for t in tensors_in(kwargs[key]):
+                iv.batch.update(key.encode())
+                tensor_digest_into(iv.batch, t)
+
+
+@_state.probe("backward")
+def _before_backward(args, kwargs):
+    torch = sys.modules["torch"]
+    st = _state.STATE
+    tensors = args[0] if args else kwargs.get("tensors")
+    if isinstance(tensors, (list, tuple)) and tensors:
+        tensors = tensors[0]
+    value = None
+    if isinstance(tensors, torch.Tensor) and tensors.numel() == 1:
+        v = tensors.detach()
+        scaled = st.scaled.pop(id(tensors), None)
+        if scaled is not None and scaled[0]() is tensors:
+            v = v.double() / scaled[1].double()
+        value = float(v)
+    st.interval.backwards += 1
+    st.interval.loss = value
+    nonfinite.loss_value(value)
+    mode.note_backward()
+    optim.before_backward()
+
+
+def wrap_backward(original):
+    @functools.wraps(original)
+    def backward(*args, **kwargs):
+        st = _state.STATE
+        if st is None or st.in_backward or st.ended:
+            return original(*args, **kwargs)
+        _before_backward(args, kwargs)
+        st.in_backward += 1
+        try:
+            return original(*args, **kwargs)
+        finally:
+            st.in_backward -= 1
+            optim.after_backward()
+
+    return backward
+
+
+def install_hooks(torch):
+    """Register the global hooks (module forward pre/post, optimizer step pre/post)."""
+    module_mod = sys.modules["torch.nn.modules.module"]
+    module_mod.register_module_forward_pre_hook(forward_pre)
+    module_mod.register_module_forward_hook(forward_post, with_kwargs=True, always_call=True)
+    optimizer_mod = sys.modules["torch.optim.optimizer"]
+    optimizer_mod.register_optimizer_step_pre_hook(optim.step_pre)
+    optimizer_mod.register_optimizer_step_post_hook(optim.step_post)
+    torch.autograd.backward = wrap_backward(torch.autograd.backward)

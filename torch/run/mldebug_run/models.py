@@ -1,0 +1,152 @@
+"""Root modules: which module calls are "the model", and the `model` record of each.
+
+A root is a module whose forward was called from code that is not itself inside a module's
+forward. It counts as a model only when it holds at least one parameter: a loss module
+(`nn.CrossEntropyLoss()`), a parameter-free transform or a DataParallel replica is not one.
+Forwards run by autograd during a backward (activation checkpointing recomputes) are never
+roots. A DistributedDataParallel, DataParallel, FSDP or `torch.compile` wrapper is the root;
+the record describes the module it wraps and names the wrapper.
+
+What it never does: hold a strong reference to a module, or change one.
+"""
+
+import sys
+import weakref
+
+from . import state as _state
+from .where import where
+
+WRAPPERS = ("DistributedDataParallel", "DataParallel", "FullyShardedDataParallel",
+            "OptimizedModule")
+CAUSAL_LM_SUFFIXES = ("ForCausalLM", "LMHeadModel")
+
+
+def unwrap(module):
+    """(the module a wrapper holds, the wrapper's class name or None)."""
+    name = type(module).__name__
+    if name in WRAPPERS:
+        inner = getattr(module, "module", None) or getattr(module, "_orig_mod", None)
+        if inner is not None:
+            return inner, name
+    return module, None
+
+
+def base_model(module):
+    """The transformers model under a peft wrapper, else the module itself."""
+    if type(module).__module__.startswith("peft.") and hasattr(module, "get_base_model"):
+        try:
+            return module.get_base_model()
+        except Exception:
+            return module
+    return module
+
+
+def shifts_labels(module):
+    base = base_model(module)
+    for cls in type(base).__mro__:
+        if cls.__module__.startswith("transformers.") and cls.__name__.endswith(CAUSAL_LM_SUFFIXES):
+            return True
+    return False
+
+
+def has_parameters(module):
+    for _ in module.parameters():
+        return True
+    return False
+
+
+def lookup(module):
+    """The ModelEntry of a root module, registering it (and writing its `model` record) at its
+    first forward; None for a root that is not a model."""
+    st = _state.STATE
+    key = id(module)
+    entry = st.models.get(key)
+    if entry is not None and entry.ref() is module:
+        return entry
+    ref = st.not_models.get(key)
+    if ref is not None and ref() is module:
+        return None
+    if getattr(module, "_is_replica", False) or not has_parameters(module):
+        st.not_models[key] = weakref.ref(module)
+        return None
+    inner, wrapper = unwrap(module)
+    entry = _state.ModelEntry(len(st.model_list), weakref.ref(module), weakref.ref(inner),
+                              shifts_labels(inner))
+    st.models[key] = entry
+    st.model_list.append(entry)
+    _write_model(entry, module, inner, wrapper)
+    return entry
+
+
+def device_of(module):
+    for p in module.parameters():
+        return str(p.device)
+    return None
+
+
+def _is_lazy(p):
+    torch = sys.modules["torch"]
+    return isinstance(p, torch.nn.parameter.UninitializedTensorMixin)
+
+
+def _write_model(entry, module, inner, wrapper):
+    st = _state.STATE
+    torch = sys.modules["torch"]
+    st.open_trace(device_of(inner))
+    params = [p for p in inner.parameters() if not _is_lazy(p)]
+    dropout = batchnorm = lora = 0
+    for m in inner.modules():
+        if isinstance(m, torch.nn.modules.dropout._DropoutNd) and m.p > 0:
+            dropout += 1
+        elif isinstance(m, torch.nn.modules.batchnorm._BatchNorm):
+            batchnorm += 1
+        elif type(m).__module__.startswith("peft.tuners.lora") and hasattr(m, "lora_A"):
+            lora += 1
+    config = getattr(base_model(inner), "config", None)
+    st.emit("model", step=st.step, model=entry.index, **{"class": type(inner).__name__},
+            module=type(inner).__module__, where=where(2), shifts_labels=entry.shifts_labels,
+            parameters=sum(p.numel() for p in params),
+            trainable=sum(p.numel() for p in params if p.requires_grad),
+            tensors=len(params), trainable_tensors=sum(1 for p in params if p.requires_grad),
+            dropout=dropout, batchnorm=batchnorm, lora=lora, wrapper=wrapper,
+            training=bool(module.training), device=device_of(inner),
+            pad_token_id=_int_or_none(getattr(config, "pad_token_id", None)))
+
+
+def _int_or_none(value):
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def names(entry):
+    """id(submodule) and id(parameter) -> dotted name within the wrapped module."""
+    if entry.names is None:
+        inner = entry.inner()
+        table = {}
+        if inner is not None:
+            for name, m in inner.named_modules():
+                table.setdefault(id(m), name)
+            for name, p in inner.named_parameters():
+                table.setdefault(id(p), name)
+        entry.names = table
+    return entry.names
+
+
+def name_of(obj):
+    """The dotted name of a submodule or parameter in the first model that has it, or None."""
+    for entry in _state.STATE.model_list:
+        if entry.ref() is None:
+            continue
+        name = names(entry).get(id(obj))
+        if name is not None:
+            return name
+    return None
+
+
+def model_parameters():
+    """id(parameter) of every parameter of every live model seen so far."""
+    ids = set()
+    for entry in _state.STATE.model_list:
+        inner = entry.inner()
+        if inner is not None:
+            ids.update(id(p) for p in inner.parameters())
+    return ids

@@ -1,0 +1,129 @@
+"""The few torch functions and methods replaced by thin wrappers, where no public hook exists:
+
+  torch.optim.Optimizer.__init__          where an optimizer was built (then the trace starts)
+  torch.nn.functional losses              loss_call / labels (probes/labels.py)
+  torch.nn.functional dropouts, sdpa      dropout_in_eval (probes/mode.py)
+  DataLoader.__init__ / __iter__          where a loader was built; which iterator is whose
+  _BaseDataLoaderIter.__next__            batches and the time spent waiting for them
+  DistributedSampler.set_epoch            the epochs the program passes
+  torch.amp.GradScaler.scale              the scale, so a step's loss is reported unscaled
+
+Each wrapper calls the original with the same arguments and returns its result unchanged (or
+re-raises its exception unchanged); `functools.wraps` keeps names and docs.
+
+What it never does: patch anything the program has not imported already (all of these live in
+modules `import torch` loads), or wrap twice.
+"""
+
+import functools
+import sys
+import time
+import weakref
+
+from . import state as _state
+from .probes import data, labels, mode, optim
+
+SCALED_KEPT_MAX = 64  # GradScaler outputs remembered until their backward
+
+
+def _patch(owner, name, make):
+    original = getattr(owner, name, None)
+    if original is None or getattr(original, "_mldebug_wrapped", False):
+        return
+    wrapper = make(original)
+    wrapper._mldebug_wrapped = True
+    setattr(owner, name, wrapper)
+
+
+def _optimizer_init(original):
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        optim.constructed(self)
+
+    return __init__
+
+
+def _loader_init(original):
+    @functools.wraps(original)
+    def __init__(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        data.constructed(self)
+
+    return __init__
+
+
+def _loader_iter(original):
+    @functools.wraps(original)
+    def __iter__(self):
+        iterator = original(self)
+        data.iteration_started(self, iterator)
+        return iterator
+
+    return __iter__
+
+
+def _iterator_next(original):
+    @functools.wraps(original)
+    def __next__(self):
+        started = time.perf_counter()
+        try:
+            batch = original(self)
+        except StopIteration:
+            data.exhausted(self)
+            raise
+        data.drawn(self, batch, time.perf_counter() - started)
+        return batch
+
+    return __next__
+
+
+def _set_epoch(original):
+    @functools.wraps(original)
+    def set_epoch(self, epoch, *args, **kwargs):
+        result = original(self, epoch, *args, **kwargs)
+        data.set_epoch_called(self, epoch)
+        return result
+
+    return set_epoch
+
+
+@_state.probe("amp")
+def _remember_scale(scaler, outputs, scaled):
+    st = _state.STATE
+    torch_tensor = type(outputs)
+    if scaled is outputs or not hasattr(scaled, "numel") or scaled.numel() != 1:
+        return
+    if len(st.scaled) >= SCALED_KEPT_MAX:
+        st.scaled.clear()
+    scale = getattr(scaler, "_scale", None)
+    if scale is not None and isinstance(scaled, torch_tensor):
+        st.scaled[id(scaled)] = (weakref.ref(scaled), scale)
+
+
+def _scaler_scale(original):
+    @functools.wraps(original)
+    def scale(self, outputs, *args, **kwargs):
+        scaled = original(self, outputs, *args, **kwargs)
+        _remember_scale(self, outputs, scaled)
+        return scaled
+
+    return scale
+
+
+def install_patches(torch):
+    F = torch.nn.functional
+    _patch(torch.optim.Optimizer, "__init__", _optimizer_init)
+    for name in labels.LOSS_FUNCTIONS:
+        _patch(F, name, labels.wrap_loss)
+    for name, training_default in mode.DROPOUT_FUNCTIONS:
+        _patch(F, name, lambda fn, d=training_default: mode.wrap_dropout(fn, d))
+    _patch(F, "scaled_dot_product_attention", mode.wrap_sdpa)
+    loader = torch.utils.data.DataLoader
+    _patch(loader, "__init__", _loader_init)
+    _patch(loader, "__iter__", _loader_iter)
+    _patch(sys.modules["torch.utils.data.dataloader"]._BaseDataLoaderIter, "__next__",
+           _iterator_next)
+    _patch(sys.modules["torch.utils.data.distributed"].DistributedSampler, "set_epoch",
+           _set_epoch)
+    _patch(torch.amp.GradScaler, "scale", _scaler_scale)

@@ -1,0 +1,301 @@
+"""DataLoaders as the training loop sees them: the `loader` record at a loader's first batch,
+one `epoch` record each time its iterator is exhausted or abandoned (and at the end), and the
+time the loop waits in `__next__` (the step record's `data_wait_s`).
+
+Per batch: a fingerprint of its first tensor (dtype, shape and a strided sample of at most
+65,536 elements), row fingerprints of that tensor (blake2b of each row's bytes, a strided sample
+of ROW_ELEMENTS per row, at most ROWS_MAX rows per loader over the run), the class counts of a
+1-D integer tensor that is not the first one, and statistics of a floating-point first tensor
+over the first INPUT_BATCHES batches of an epoch. A loader's role in an epoch: `train` when an
+optimizer stepped after one of its batches (before another loader's), `eval` when all its
+batches were drawn with gradients disabled or all the root forwards after them ran without
+gradients or in eval mode, else `unknown`.
+
+What it never does: draw from a random number generator, change a batch, or reorder anything.
+"""
+
+import sys
+import time
+import weakref
+
+from .. import state as _state
+from ..state import probe
+from ..where import where
+from .tensors import fingerprint_bytes, new_hash, raw_bytes, sample, tensor_digest_into, tensors_in
+
+ROWS_MAX = 65536  # row fingerprints per loader over the run: 0.5 MB of digests at most
+ROW_ELEMENTS = 4096  # elements hashed per row; an image row is sampled, a token row is whole
+ORDER_BATCHES = 32  # batches whose fingerprints make an epoch's order fingerprint
+INPUT_BATCHES = 3  # batches whose float input makes the `input` statistics
+CLASSES_MAX = 1000  # beyond this many classes the counts are not kept
+BATCH_SET_MAX = 65536  # batch fingerprints kept per epoch for duplicate_batches
+
+
+class Epoch:
+    def __init__(self, index):
+        self.index = index
+        self.batches = self.rows = self.rows_fingerprinted = 0
+        self.duplicate_rows = self.duplicate_batches = 0
+        self.row_seen, self.batch_seen = set(), set()
+        self.order = new_hash()
+        self.input = None  # [count, sum, sum of squares, min, max]
+        self.classes = {}  # None once more than CLASSES_MAX classes appear
+        self.draws = self.nograd_draws = self.forwards = self.eval_forwards = 0
+        self.stepped = False
+
+
+class Loader:
+    def __init__(self, index, loader, where_text):
+        self.index = index
+        self.ref = weakref.ref(loader)
+        self.where = where_text
+        self.dataset = weakref.ref(loader.dataset) if _weakrefable(loader.dataset) else None
+        self.recorded = False
+        self.epochs = 0
+        self.current = None
+        self.rows_fingerprinted = 0
+
+
+def _weakrefable(obj):
+    try:
+        weakref.ref(obj)
+        return True
+    except TypeError:
+        return False
+
+
+_iterators = weakref.WeakKeyDictionary()  # DataLoader iterator -> Loader
+_constructed = weakref.WeakKeyDictionary()  # DataLoader -> where it was constructed
+
+
+def loaders():
+    st = _state.STATE
+    if not hasattr(st, "loaders"):
+        st.loaders, st.loader_list, st.current_loader, st.set_epochs = {}, [], None, {}
+    return st
+
+
+@probe("data")
+def constructed(loader):
+    _constructed[loader] = where(3)
+
+
+@probe("data")
+def iteration_started(loader, iterator):
+    st = loaders()
+    entry = st.loaders.get(id(loader))
+    if entry is None or entry.ref() is not loader:
+        entry = Loader(len(st.loader_list), loader, _constructed.get(loader) or where(3))
+        st.loaders[id(loader)] = entry
+        st.loader_list.append(entry)
+    if entry.current is not None:
+        _finish(entry)
+    _iterators[iterator] = entry
+
+
+def _entry_of(iterator):
+    try:
+        return _iterators.get(iterator)
+    except TypeError:
+        return None
+
+
+@probe("data")
+def exhausted(iterator):
+    entry = _entry_of(iterator)
+    if entry is not None and entry.current is not None:
+        _finish(entry)
+
+
+@probe("data")
+def drawn(iterator, batch, waited):
+    st = loaders()
+    st.interval.data_wait += waited
+    entry = _entry_of(iterator)
+    if entry is None:
+        return
+    torch = sys.modules["torch"]
+    loader = entry.ref()
+    if not entry.recorded and loader is not None:
+        entry.recorded = True
+        _loader_record(entry, loader)
+    if entry.current is None:
+        entry.current = Epoch(entry.epochs)
+        entry.epochs += 1
+    ep = entry.current
+    st.current_loader = entry
+    ep.draws += 1
+    if not torch.is_grad_enabled():
+        ep.nograd_draws += 1
+    tensors = list(tensors_in(batch))
+    if tensors:
+        with torch.no_grad():
+            _batch_stats(entry, ep, tensors)
+
+
+def _batch_stats(entry, ep, tensors):
+    torch = sys.modules["torch"]
+    first = tensors[0]
+    ep.batches += 1
+    rows = first.shape[0] if first.dim() > 0 else 1
+    ep.rows += rows
+    h = new_hash()
+    tensor_digest_into(h, first)
+    digest = h.digest()
+    if digest in ep.batch_seen:
+        ep.duplicate_batches += 1
+    elif len(ep.batch_seen) < BATCH_SET_MAX:
+        ep.batch_seen.add(digest)
+    if ep.batches <= ORDER_BATCHES:
+        ep.order.update(digest)
+    if entry.rows_fingerprinted < ROWS_MAX and first.dim() > 0:
+        _rows(entry, ep, first)
+    if ep.batches <= INPUT_BATCHES and first.is_floating_point():
+        f = first.detach().float()
+        stats = [f.numel(), float(f.sum()), float((f * f).sum()), float(f.min()), float(f.max())]
+        if ep.input is None:
+            ep.input = stats
+        else:
+            ep.input = [ep.input[0] + stats[0], ep.input[1] + stats[1], ep.input[2] + stats[2],
+                        min(ep.input[3], stats[3]), max(ep.input[4], stats[4])]
+    if ep.classes is not None:
+        target = next((t for t in tensors[1:] if t.dim() == 1 and not t.is_floating_point()
+                       and not t.is_complex() and t.dtype != torch.bool), None)
+        if target is not None and target.numel():
+            counts = torch.bincount(target.detach().to("cpu", torch.int64).clamp_min(0),
+                                    minlength=0) if int(target.min()) >= 0 else None
+            if counts is None or counts.numel() > CLASSES_MAX:
+                ep.classes = None
+            else:
+                for c, n in enumerate(counts.tolist()):
+                    if n:
+                        ep.classes[c] = ep.classes.get(c, 0) + n
+        elif target is None and ep.batches == 1:
+            ep.classes = None
+
+
+def _rows(entry, ep, first):
+    n = min(first.shape[0], ROWS_MAX - entry.rows_fingerprinted)
+    rows = first.detach()[:n].reshape(n, -1)
+    width = rows.shape[1]
+    if width > ROW_ELEMENTS:
+        rows = rows[:, :: -(-width // ROW_ELEMENTS)]
+    data = raw_bytes(rows)
+    if data is None:
+        return
+    size = len(data) // n if n else 0
+    for i in range(n):
+        digest = fingerprint_bytes(data[i * size:(i + 1) * size])
+        if digest in ep.row_seen:
+            ep.duplicate_rows += 1
+        else:
+            ep.row_seen.add(digest)
+    ep.rows_fingerprinted += n
+    entry.rows_fingerprinted += n
+
+
+def _loader_record(entry, loader):
+    torch = sys.modules["torch"]
+    sampler = getattr(loader, "sampler", None)
+    batch_sampler = getattr(loader, "batch_sampler", None)
+    if sampler is None or type(sampler).__name__ == "_InfiniteConstantSampler":
+        sampler = getattr(batch_sampler, "sampler", sampler)
+    st = loaders()
+    data_mod = torch.utils.data
+    distributed = isinstance(sampler, data_mod.distributed.DistributedSampler)
+    if isinstance(sampler, (data_mod.RandomSampler, data_mod.SubsetRandomSampler,
+                            data_mod.WeightedRandomSampler)):
+        shuffle = True
+    elif distributed:
+        shuffle = bool(getattr(sampler, "shuffle", False))
+    elif isinstance(sampler, data_mod.SequentialSampler):
+        shuffle = False
+    else:
+        shuffle = None
+    batch_size = loader.batch_size
+    if batch_size is None:
+        batch_size = getattr(batch_sampler, "batch_size", None)
+    calls = st.set_epochs.get(id(sampler), (None, 0, None))[1] if sampler is not None else 0
+    st.emit("loader", step=st.step, loader=entry.index, where=entry.where,
+            dataset=type(loader.dataset).__name__, length=_length(loader.dataset),
+            batch_size=batch_size, sampler=type(sampler).__name__ if sampler is not None else None,
+            shuffle=shuffle, drop_last=bool(loader.drop_last),
+            num_workers=loader.num_workers, worker_init_fn=loader.worker_init_fn is not None,
+            persistent_workers=bool(getattr(loader, "persistent_workers", False)),
+            distributed=distributed, set_epoch_calls=calls)
+    entry.sampler = weakref.ref(sampler) if sampler is not None and _weakrefable(sampler) else None
+
+
+def _length(dataset):
+    try:
+        return len(dataset)
+    except Exception:
+        return None
+
+
+def _role(ep):
+    if ep.stepped:
+        return "train"
+    if ep.draws and ep.nograd_draws == ep.draws:
+        return "eval"
+    if ep.forwards and ep.eval_forwards == ep.forwards:
+        return "eval"
+    return "unknown"
+
+
+def _finish(entry):
+    ep, entry.current = entry.current, None
+    if ep is None or ep.batches == 0:
+        return
+    st = loaders()
+    entry.roles = getattr(entry, "roles", set()) | {_role(ep)}
+    stats = None
+    if ep.input is not None and ep.input[0]:
+        n, s, s2, lo, hi = ep.input
+        mean = s / n
+        stats = {"mean": mean, "std": max(0.0, s2 / n - mean * mean) ** 0.5, "min": lo, "max": hi}
+    sampler = entry.sampler() if getattr(entry, "sampler", None) is not None else None
+    calls = st.set_epochs.get(id(sampler)) if sampler is not None else None
+    st.emit("epoch", step=st.step, loader=entry.index, epoch=ep.index, role=_role(ep),
+            batches=ep.batches, rows=ep.rows, order=ep.order.hexdigest(),
+            rows_fingerprinted=ep.rows_fingerprinted, duplicate_rows=ep.duplicate_rows,
+            duplicate_batches=ep.duplicate_batches, input=stats,
+            classes=None if ep.classes is None else {str(k): v for k, v in sorted(ep.classes.items())},
+            set_epoch=calls[2] if calls else None, set_epoch_calls=calls[1] if calls else 0)
+
+
+def note_forward(grad_enabled, training):
+    st = _state.STATE
+    entry = getattr(st, "current_loader", None)
+    if entry is not None and entry.current is not None:
+        entry.current.forwards += 1
+        if not grad_enabled or not training:
+            entry.current.eval_forwards += 1
+
+
+def note_step():
+    entry = getattr(_state.STATE, "current_loader", None)
+    if entry is not None and entry.current is not None:
+        entry.current.stepped = True
+
+
+@probe("data")
+def set_epoch_called(sampler, epoch):
+    st = loaders()
+    _, calls, _ = st.set_epochs.get(id(sampler), (None, 0, None))
+    st.set_epochs[id(sampler)] = (weakref.ref(sampler), calls + 1, _plain_int(epoch))
+
+
+def _plain_int(value):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@probe("data")
+def finish_all():
+    st = loaders()
+    for entry in st.loader_list:
+        if entry.current is not None:
+            _finish(entry)

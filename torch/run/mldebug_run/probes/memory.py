@@ -1,0 +1,45 @@
+"""Memory at each step: the process's resident set from /proc/self/statm, and on CUDA the
+allocator's counters (`memory_allocated`, `max_memory_allocated`, `memory_reserved`).
+
+What it never does: reset the allocator's peak (`reset_peak_memory_stats` would change what the
+program itself reads from `max_memory_allocated`, so `max_allocated` is the peak so far, not
+per step), synchronise the device, or allocate anything on it.
+"""
+
+import os
+import sys
+
+from ..state import probe
+
+try:
+    _PAGE = os.sysconf("SC_PAGE_SIZE")
+except (AttributeError, ValueError, OSError):
+    _PAGE = 4096
+
+
+def rss_bytes():
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        import resource  # stdlib; peak rather than current where /proc is missing
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+    except Exception:
+        return None
+
+
+@probe("memory")
+def memory_record(device):
+    """The `memory` object of a step record; `device` is the first model's device text."""
+    record = {"device": device, "rss": rss_bytes(), "allocated": None, "max_allocated": None,
+              "reserved": None}
+    if device and device.startswith("cuda"):
+        torch = sys.modules["torch"]
+        record["allocated"] = torch.cuda.memory_allocated(device)
+        record["max_allocated"] = torch.cuda.max_memory_allocated(device)
+        record["reserved"] = torch.cuda.memory_reserved(device)
+    return record

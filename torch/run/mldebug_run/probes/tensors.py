@@ -1,0 +1,119 @@
+"""Tensor arithmetic the probes share: bytes of a tensor for hashing, 16-hex-digit
+fingerprints (blake2b), per-tensor L2 norms in one fused call per device and dtype, float64
+sums, and reading a handful of 0-d results back with one transfer per device.
+
+Everything here runs under `torch.no_grad()` on detached tensors, allocates only its own small
+results (a sampled copy at most), and never draws from a random number generator.
+"""
+
+import ctypes
+import hashlib
+import math
+
+import torch
+
+# Elements of one tensor hashed for a fingerprint: beyond this a strided sample (shape, dtype and
+# every k-th element) stands for the tensor, so an image batch costs a bounded copy per step.
+FINGERPRINT_ELEMENTS = 65536
+
+
+def sample(t, limit=FINGERPRINT_ELEMENTS):
+    """The flattened tensor, or every k-th element of it when it has more than `limit`."""
+    flat = t.detach().reshape(-1)
+    if flat.numel() > limit:
+        flat = flat[:: math.ceil(flat.numel() / limit)]
+    return flat
+
+
+def raw_bytes(t):
+    """The bytes of a dense tensor (copied to the CPU, contiguous), or None when it has none."""
+    if t.layout != torch.strided or t.is_meta or t.is_quantized:
+        return None
+    if t.device.type != "cpu":
+        t = t.to("cpu")
+    t = t.contiguous()
+    size = t.numel() * t.element_size()
+    if size == 0:
+        return b""
+    return ctypes.string_at(t.data_ptr(), size)
+
+
+def tensor_digest_into(h, t, limit=FINGERPRINT_ELEMENTS):
+    """Feed a tensor's dtype, shape and (sampled) bytes into the hash `h`."""
+    h.update(("%s%s" % (t.dtype, tuple(t.shape))).encode())
+    data = raw_bytes(sample(t, limit))
+    if data:
+        h.update(data)
+
+
+def new_hash():
+    return hashlib.blake2b(digest_size=8)
+
+
+def fingerprint_bytes(data):
+    return hashlib.blake2b(data, digest_size=8).hexdigest()
+
+
+def tensors_in(value, depth=0):
+    """Tensors in an argument: a tensor, or tensors inside tuples, lists and dicts (2 levels)."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif depth < 2 and isinstance(value, (list, tuple)):
+        for v in value:
+            yield from tensors_in(v, depth + 1)
+    elif depth < 2 and isinstance(value, dict):
+        for v in value.values():
+            yield from tensors_in(v, depth + 1)
+
+
+def _groups(tensors):
+    """Indices of `tensors` grouped by (device, dtype): fused kernels want one of each."""
+    groups = {}
+    for i, t in enumerate(tensors):
+        groups.setdefault((t.device, t.dtype), []).append(i)
+    return groups
+
+
+def norms(tensors):
+    """Per-tensor L2 norms as float32 0-d tensors (on each tensor's device), in input order."""
+    out = [None] * len(tensors)
+    for (_, dtype), idx in _groups(tensors).items():
+        group = [tensors[i] for i in idx]
+        if dtype.is_floating_point or dtype.is_complex:
+            try:
+                result = torch._foreach_norm(group, 2, dtype=torch.float32)
+            except (RuntimeError, TypeError):
+                result = [torch.linalg.vector_norm(t, dtype=torch.float32) for t in group]
+        else:
+            result = [torch.linalg.vector_norm(t.float()) for t in group]
+        for i, r in zip(idx, result):
+            out[i] = r
+    return out
+
+
+def sums64(tensors):
+    """Per-tensor sums of elements in float64 (float32 where the device has no float64)."""
+    out = []
+    for t in tensors:
+        dtype = torch.float32 if t.device.type == "mps" else torch.float64
+        out.append(t.sum(dtype=dtype))
+    return out
+
+
+def to_floats(values):
+    """Python floats of 0-d tensors, one stack-and-copy per device (one synchronisation each)."""
+    result = [None] * len(values)
+    by_device = {}
+    for i, v in enumerate(values):
+        if v is not None:
+            by_device.setdefault(v.device, []).append(i)
+    for _, idx in by_device.items():
+        stacked = torch.stack([values[i].to(torch.float64) if values[i].device.type != "mps"
+                               else values[i].float() for i in idx]).tolist()
+        for i, x in zip(idx, stacked):
+            result[i] = float(x)
+    return result
+
+
+def dense(t):
+    return isinstance(t, torch.Tensor) and t.layout == torch.strided and not t.is_meta

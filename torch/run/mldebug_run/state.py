@@ -1,0 +1,181 @@
+"""What the probes remember about this process between hook calls, in one `State` object
+(`STATE`, created by `install`), and the guard every probe runs under.
+
+It holds counters, weak references and small summaries; it never holds a strong reference to
+a model, an optimizer, a gradient or a batch beyond the hook call that uses it (a gradient kept
+alive would change the program's memory), except the last loss scalar and the integer input of
+the last forward, both detached and small.
+
+`probe(name)` wraps a probe so that an exception switches that probe off, is reported once
+(`mldebug run: probe <name> failed: ...` on stderr and in `end.probe_errors`) and never
+reaches the program.
+"""
+
+import functools
+import os
+import sys
+import time
+
+from .trace import TRACE_VERSION, TraceWriter
+
+HEAVY_STEPS = 3  # steps with copies, per-module statistics and row fingerprints (TRACE.md)
+LOSS_CALLS_PER_STEP = 8  # loss_call records per step: a per-token loss loop must not flood
+
+
+class Interval:
+    """What happened since the previous `step` record."""
+
+    def __init__(self, start):
+        self.start = start
+        self.forwards = 0
+        self.nograd_forwards = 0
+        self.backwards = 0
+        self.loss = None
+        self.training = None
+        self.data_wait = 0.0
+        self.batch = None  # a running blake2b over the training forwards' inputs
+        self.loss_calls = 0
+
+
+class ModelEntry:
+    def __init__(self, index, ref, inner, shifts_labels):
+        self.index = index
+        self.ref = ref
+        self.inner = inner  # weakref to the wrapped module (DDP/FSDP) or to the root itself
+        self.shifts_labels = shifts_labels
+        self.names = None  # id(submodule or parameter) -> dotted name, built on first need
+        self.eval_training_forward = False  # a grad-enabled forward in eval mode, no backward yet
+        self.takes_labels = False
+
+
+class OptimizerEntry:
+    def __init__(self, ref, where):
+        self.ref = ref
+        self.where = where
+        self.index = None  # set at its first step, in the order optimizers first step
+        self.steps = 0
+        self.after_step = None  # [(weakref(grad) | None, version)] as the last step left them
+        self.pending = False  # waiting for the first backward that reaches its gradients
+        self.before = "unknown"  # grads_before_backward for its next step
+        self.carried = None
+        self.pre = None  # per-tensor state just before the backward being watched
+        self.heavy = None  # what the step pre-hook measured for the post-hook
+
+
+def _int_env(name, default):
+    try:
+        return max(0, int(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
+class State:
+    def __init__(self, run_dir):
+        self.t0 = time.monotonic()
+        self.writer = TraceWriter(run_dir)
+        self.limit = _int_env("MLDEBUG_RUN_STEPS", 0)
+        self.steps = 0  # steps of optimizer 0: the process's step count
+        self.models = {}  # id(root module) -> ModelEntry
+        self.model_list = []
+        self.not_models = {}  # id(module) -> weakref: roots without parameters (losses, transforms)
+        self.optimizers = {}  # id(optimizer) -> OptimizerEntry, every optimizer constructed
+        self.stepped = []  # OptimizerEntry in the order of their first step
+        self.interval = Interval(None)
+        self.first_forward = None
+        self.in_backward = 0
+        self.disabled = set()
+        self.probe_errors = []
+        self.ended = False
+        self.reported = set()  # (event, key) of mode and nonfinite records written
+        self.check_forward = False  # armed by a non-finite loss: check every module's output
+        self.int_input = None  # (ModelEntry, detached integer tensor) of the last root forward
+        self.labels_candidate = None  # a `labels` record from a loss inside a root forward
+        self.root_kwargs_labels = False
+        self.scaled = {}  # id(scaled loss) -> (weakref, scale tensor) from GradScaler.scale
+        self.pid = os.getpid()
+
+    # --- steps -----------------------------------------------------------------------------
+    @property
+    def step(self):
+        """The step a record made now belongs to (the one it leads to)."""
+        return self.steps + 1
+
+    @property
+    def heavy(self):
+        return self.steps < HEAVY_STEPS
+
+    def now(self):
+        return time.monotonic() - self.t0
+
+    # --- the trace -------------------------------------------------------------------------
+    def open_trace(self, device):
+        if self.writer.is_open:
+            return True
+        return self.writer.open_file(self._start_record(device))
+
+    def _start_record(self, device):
+        torch = sys.modules.get("torch")
+        transformers = sys.modules.get("transformers")
+
+        def env_int(name):
+            try:
+                return int(os.environ[name])
+            except (KeyError, ValueError):
+                return None
+
+        return {
+            "kind": "start", "trace": TRACE_VERSION, "pid": os.getpid(), "ppid": os.getppid(),
+            "rank": env_int("RANK"), "world_size": env_int("WORLD_SIZE"),
+            "local_rank": env_int("LOCAL_RANK"), "argv": list(sys.argv),
+            "python": "%d.%d.%d" % sys.version_info[:3],
+            "torch": getattr(torch, "__version__", None),
+            "transformers": getattr(transformers, "__version__", None),
+            "device": device, "steps_limit": self.limit, "heavy_steps": HEAVY_STEPS,
+        }
+
+    def emit(self, kind, **fields):
+        record = {"kind": kind}
+        record.update(fields)
+        self.writer.write(record)
+
+    # --- probe failures --------------------------------------------------------------------
+    def fail(self, name, err):
+        if name in self.disabled:
+            return
+        self.disabled.add(name)
+        text = "%s: %s: %s" % (name, type(err).__name__, err)
+        self.probe_errors.append(text)
+        try:
+            sys.stderr.write("mldebug run: probe %s failed: %s: %s\n" % (name, type(err).__name__, err))
+            sys.stderr.flush()
+        except Exception:
+            pass
+
+    def after_fork(self):
+        """A forked child starts a trace of its own (if it trains): no inherited counters."""
+        run_dir = self.writer.directory
+        limit = self.limit
+        self.__init__(run_dir)
+        self.limit = limit
+
+
+STATE = None
+
+
+def probe(name):
+    """Run the decorated probe unless it failed before; an exception switches it off."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def guarded(*args, **kwargs):
+            if STATE is None or name in STATE.disabled:
+                return None
+            try:
+                return fn(*args, **kwargs)
+            except Exception as err:
+                STATE.fail(name, err)
+                return None
+
+        return guarded
+
+    return decorate
