@@ -2,7 +2,9 @@
 //! time so a new file is embedded without editing any list:
 //! - the catalog: SKILL.md, PLAYBOOK.md, refs/*.md and evidence/*.yaml;
 //! - the PyTorch zoo: every `.py` and `.json` file under torch/zoo/ (`mldebug demo --torch`
-//!   writes them out and runs them).
+//!   writes them out and runs them);
+//! - the run probes: every `.py` file under torch/run/ but its tests (`mldebug run` writes them
+//!   into a private folder on the program's PYTHONPATH).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -44,19 +46,32 @@ fn main() {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     std::fs::write(out_dir.join("embedded_catalog.rs"), out)
         .expect("write the embedded catalog list");
-    torch_zoo(&root, &out_dir);
+    embed_tree(
+        &root,
+        &out_dir,
+        "torch/zoo",
+        "TORCH_ZOO",
+        "embedded_torch_zoo.rs",
+    );
+    embed_tree(
+        &root,
+        &out_dir,
+        "torch/run",
+        "RUN_PROBES",
+        "embedded_run_probes.rs",
+    );
 }
 
-/// `torch/zoo/**/*.{py,json}` as `TORCH_ZOO: &[(path relative to torch/zoo, text)]`.
-fn torch_zoo(root: &Path, out_dir: &Path) {
-    let zoo = root.join("torch/zoo");
-    println!("cargo:rerun-if-changed=torch/zoo");
+/// `<dir>/**/*.{py,json}` (tests/ left out) as `<name>: &[(path relative to dir, text)]`.
+fn embed_tree(root: &Path, out_dir: &Path, dir: &str, name: &str, file: &str) {
+    let zoo = root.join(dir);
+    println!("cargo:rerun-if-changed={dir}");
     let mut files = Vec::new();
     walk(&zoo, &zoo, &mut files);
     files.sort();
-    let mut out = String::from(
-        "/// The PyTorch zoo embedded at build time: (path relative to torch/zoo, text).\n\
-         pub static TORCH_ZOO: &[(&str, &str)] = &[\n",
+    let mut out = format!(
+        "/// Files of {dir} embedded at build time: (path relative to {dir}, text).\n\
+         pub static {name}: &[(&str, &str)] = &[\n",
     );
     for f in &files {
         writeln!(
@@ -67,8 +82,7 @@ fn torch_zoo(root: &Path, out_dir: &Path) {
         .expect("writing to a String");
     }
     out.push_str("];\n");
-    std::fs::write(out_dir.join("embedded_torch_zoo.rs"), out)
-        .expect("write the embedded torch zoo list");
+    std::fs::write(out_dir.join(file), out).expect("write an embedded file list");
 }
 
 fn walk(base: &Path, dir: &Path, files: &mut Vec<String>) {
@@ -78,7 +92,10 @@ fn walk(base: &Path, dir: &Path, files: &mut Vec<String>) {
     for entry in read.filter_map(|e| e.ok()) {
         let path = entry.path();
         if path.is_dir() {
-            if path.file_name().is_some_and(|n| n != "__pycache__") {
+            if path
+                .file_name()
+                .is_some_and(|n| n != "__pycache__" && n != "tests")
+            {
                 println!("cargo:rerun-if-changed={}", path.display());
                 walk(base, &path, files);
             }

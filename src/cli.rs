@@ -70,6 +70,9 @@ pub enum Command {
     SweepCompare(commands::sweep_compare::Args),
     /// Read a training run's logs and say what went wrong, with the step it starts at.
     Doctor(commands::doctor::Args),
+    /// Run your own training command, watch its first steps from inside, and say what is
+    /// silently wrong: `mldebug run -- python train.py`.
+    Run(commands::run::Args),
     /// Shell completions.
     Completions(commands::completions::Args),
 }

@@ -7,6 +7,7 @@
 //! - [`context`]: the global flags resolved once (output format, colour, catalog source).
 //! - [`sweep`]: run-file readers and the statistics behind `sweep-compare`.
 //! - [`harness`]: runs the checks on a model in the user's own crate.
+//! - [`run`]: `mldebug run -- <command>`: the user's training command watched from inside.
 //! - [`torch`]: runs the checks on a PyTorch model through the embedded driver.
 //! - [`child_process`]: the time limit and process group both child processes run under.
 //! - [`render`]: tables, JSON and plots; nothing else prints.
@@ -29,6 +30,7 @@ pub mod exit;
 pub mod fuzzing;
 pub mod harness;
 pub mod render;
+pub mod run;
 pub mod torch;
 
 pub use error::{Error, Kind, Result};

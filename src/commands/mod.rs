@@ -9,6 +9,7 @@ pub mod list;
 pub mod memory;
 pub mod own_model;
 pub mod quote;
+pub mod run;
 pub mod search;
 pub mod show;
 pub mod skill;
@@ -36,6 +37,7 @@ pub fn run(cli: Cli) -> Result<Exit> {
         Command::Memory(a) => memory::run(a, g),
         Command::SweepCompare(a) => sweep_compare::run(a, g),
         Command::Doctor(a) => doctor::run(a, g),
+        Command::Run(a) => run::run(a, g),
         Command::Completions(a) => completions::run(a, g),
     }
 }

@@ -20,6 +20,8 @@ pub struct Run {
     pub history: RunHistory,
     /// For a plain-text log: which lines were read.
     pub text: Option<ReadReport>,
+    /// For a run trace (`mldebug run --trace`): its processes, judged by the trace judgement.
+    pub trace: Option<Vec<mldebug_doctor::trace::Process>>,
 }
 
 /// File extensions of plain-text logs.
@@ -37,6 +39,10 @@ const BLOCK: usize = 1 << 20;
 pub fn read(paths: &[PathBuf], metrics: &[String]) -> Result<Vec<Run>> {
     let mut runs = Vec::new();
     for p in paths {
+        if let Some(run) = super::trace_read::read_if_trace(p)? {
+            runs.push(run);
+            continue;
+        }
         if is_text_log(p) {
             runs.push(read_text(p)?);
             continue;
@@ -49,6 +55,7 @@ pub fn read(paths: &[PathBuf], metrics: &[String]) -> Result<Vec<Run>> {
                 seed: r.seed.clone(),
                 history: RunHistory::from_record(&r),
                 text: None,
+                trace: None,
             });
         }
     }
@@ -128,6 +135,7 @@ pub fn text_run(p: &Path, log: &TextLog) -> Result<Run> {
         seed: None,
         history: RunHistory::new(log.history().clone(), Default::default()),
         text: Some(report),
+        trace: None,
     })
 }
 

@@ -96,7 +96,8 @@ pub fn build(runs: &[Run], metrics: &[String], catalog: &Catalog) -> Report {
     let mut out = Vec::with_capacity(runs.len());
     let mut diagnoses = Vec::with_capacity(runs.len());
     let mut counts = Counts::default();
-    for run in runs {
+    let (traces, logs): (Vec<&Run>, Vec<&Run>) = runs.iter().partition(|r| r.trace.is_some());
+    for run in logs.iter().copied() {
         let d = diagnose(&run.history, &opts);
         for f in &d.findings {
             match f.severity {
@@ -127,8 +128,24 @@ pub fn build(runs: &[Run], metrics: &[String], catalog: &Catalog) -> Report {
         });
         diagnoses.push(d);
     }
+    if !traces.is_empty() {
+        // Every trace given is one run's processes (the ranks of one launch, or the nodes of a
+        // multi-node launch): judged together, so ranks are compared.
+        let processes: Vec<_> = traces
+            .iter()
+            .flat_map(|r| r.trace.iter().flatten().cloned())
+            .collect();
+        let names: Vec<&str> = traces.iter().map(|r| r.name.as_str()).collect();
+        let run =
+            super::trace_report::build(&names.join(", "), &names.join(", "), &processes, catalog);
+        let c = super::trace_report::count(&run);
+        counts.fail += c.fail;
+        counts.warn += c.warn;
+        counts.info += c.info;
+        out.push(run);
+    }
     let seed_differences = seeds::differences(
-        &runs
+        &logs
             .iter()
             .zip(&diagnoses)
             .map(|(r, d)| RunFindings {

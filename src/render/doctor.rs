@@ -18,7 +18,7 @@ use serde::Serialize;
 const CURVE_WIDTH: usize = super::sparkline::ROW_WIDTH;
 
 /// The status whose colour a severity takes.
-fn status(s: Severity) -> Status {
+pub(crate) fn status(s: Severity) -> Status {
     match s {
         Severity::Fail => Status::Fail,
         Severity::Warn => Status::Warn,
@@ -113,7 +113,7 @@ fn render_run(run: &RunReport, style: Style, out: &mut String) {
     }
 }
 
-fn playbook_block(p: &PlaybookLink) -> String {
+pub(crate) fn playbook_block(p: &PlaybookLink) -> String {
     let mut s = format!("\n  {} → {}\n", p.row, p.link);
     for (i, h) in p.hypotheses.iter().enumerate() {
         s.push_str(&format!("    {}. {h}\n", i + 1));

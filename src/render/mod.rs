@@ -8,9 +8,11 @@
 //!   knowledge commands (quote, show, search, triage, list, catalog verify).
 //! - [`doctor`] (terminal) and [`doctor_plot`] (SVG): the `doctor` report.
 //! - [`memory`]: the `mldebug memory` estimate.
-//! - [`json`], [`output`]: JSON on stdout and writing it out; [`plot_target`]: where `--plot` writes.
+//! - [`json`], [`output`]: JSON on stdout and writing it out; [`plot_target`]: where `--plot` writes;
+//!   [`axis`]: the ranges every plot's axes are drawn on.
 //! - [`style`]: the colour decision (numbers are written by `mldebug_text::number`).
 
+pub mod axis;
 pub mod catalog;
 pub mod doctor;
 pub mod doctor_plot;
@@ -23,6 +25,7 @@ pub mod plot;
 pub mod plot_target;
 pub mod progress;
 pub mod quotes;
+pub mod run;
 pub mod report;
 pub mod search;
 pub mod show;

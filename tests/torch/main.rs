@@ -1,7 +1,9 @@
 //! `mldebug check --torch`: the embedded driver run with a real Python and torch, judged by the
-//! same code as candle models. The Python comes from `support::python` (a cached venv).
+//! same code as candle models; and `mldebug run` over the run zoo and its command line. The Python comes from `support::python` (a cached venv).
 
 mod cli;
 mod python;
+mod run_cli;
+mod run_zoo;
 mod support;
 mod zoo;

@@ -28,10 +28,70 @@ pub enum Symptom {
     ThroughputDrop,
     /// Memory keeps growing step after step.
     MemoryGrowth,
+    /// Gradients carried from one optimizer step into the next (no `zero_grad`).
+    GradsAccumulate,
+    /// An optimizer step that leaves its tensors unchanged.
+    StepChangesNothing,
+    /// The optimizer holds tensors that are not the trained model's parameters.
+    OptimizerNotModel,
+    /// Parameters get gradients but no optimizer holds them.
+    ParamsNotOptimized,
+    /// Only a small share of the model trains, or LoRA wrapped no layer.
+    MostlyFrozen,
+    /// Parameters in the optimizer got no gradient, or an all-zero one.
+    NoGradient,
+    /// (Nearly) every target is the ignore index.
+    LabelsAllIgnored,
+    /// Padded positions carry labels that are not ignored.
+    PaddingLabelled,
+    /// Labels already shifted, given to a model that shifts them again.
+    LabelsShiftedTwice,
+    /// Targets equal to the inputs of a model that does not shift them.
+    LabelsNotShifted,
+    /// Probabilities passed to a cross-entropy that applies its own softmax.
+    SoftmaxBeforeLoss,
+    /// The first loss far from ln C.
+    InitLossOff,
+    /// The loss, an activation or a gradient became NaN or infinite.
+    Nonfinite,
+    /// Training steps taken with the model in eval mode.
+    TrainInEvalMode,
+    /// Evaluation forwards with the model in training mode.
+    EvalInTrainMode,
+    /// A functional dropout still active in eval mode.
+    DropoutInEval,
+    /// BatchNorm running statistics changed during evaluation.
+    BatchnormUpdatedInEval,
+    /// Rows of another loader's dataset are also training rows.
+    TrainEvalOverlap,
+    /// The training loader yields the same order every epoch.
+    SameOrderEveryEpoch,
+    /// The same batch or rows yielded twice within an epoch.
+    DuplicateBatches,
+    /// Float inputs far from normalised.
+    InputsNotNormalised,
+    /// The classes the loader yields are heavily skewed.
+    ClassImbalance,
+    /// A large share of each step spent waiting for the data loader.
+    DataWait,
+    /// The program ended without an optimizer step: nothing was observed.
+    NoOptimizerStep,
+    /// The program raised or exited with an error.
+    RunError,
+    /// Ranks received the same batches.
+    RanksSameData,
+    /// Parameters differ across ranks after a step.
+    RanksDiverged,
+    /// Gradients differ across ranks: not averaged.
+    GradsNotAveraged,
+    /// The model is wrapped for data parallelism on some ranks only.
+    RanksUnwrapped,
+    /// One rank is much slower than the others.
+    RankStraggler,
 }
 
 impl Symptom {
-    /// Every symptom, in the order findings are listed.
+    /// Every symptom a run log can show, in the order findings are listed.
     pub const ALL: [Symptom; 10] = [
         Symptom::LossNonfinite,
         Symptom::LossZero,
@@ -43,6 +103,40 @@ impl Symptom {
         Symptom::LrSchedule,
         Symptom::ThroughputDrop,
         Symptom::MemoryGrowth,
+    ];
+
+    /// The symptoms only a run trace shows (`mldebug run`), in the order findings are listed.
+    pub const TRACE: [Symptom; 30] = [
+        Symptom::GradsAccumulate,
+        Symptom::StepChangesNothing,
+        Symptom::OptimizerNotModel,
+        Symptom::ParamsNotOptimized,
+        Symptom::MostlyFrozen,
+        Symptom::NoGradient,
+        Symptom::LabelsAllIgnored,
+        Symptom::PaddingLabelled,
+        Symptom::LabelsShiftedTwice,
+        Symptom::LabelsNotShifted,
+        Symptom::SoftmaxBeforeLoss,
+        Symptom::InitLossOff,
+        Symptom::Nonfinite,
+        Symptom::TrainInEvalMode,
+        Symptom::EvalInTrainMode,
+        Symptom::DropoutInEval,
+        Symptom::BatchnormUpdatedInEval,
+        Symptom::TrainEvalOverlap,
+        Symptom::SameOrderEveryEpoch,
+        Symptom::DuplicateBatches,
+        Symptom::InputsNotNormalised,
+        Symptom::ClassImbalance,
+        Symptom::DataWait,
+        Symptom::NoOptimizerStep,
+        Symptom::RunError,
+        Symptom::RanksSameData,
+        Symptom::RanksDiverged,
+        Symptom::GradsNotAveraged,
+        Symptom::RanksUnwrapped,
+        Symptom::RankStraggler,
     ];
 
     /// The stable id, also the PLAYBOOK symptom row's `{#id}`.
@@ -58,12 +152,45 @@ impl Symptom {
             Symptom::LrSchedule => "lr-schedule",
             Symptom::ThroughputDrop => "throughput-drop",
             Symptom::MemoryGrowth => "memory-growth",
+            Symptom::GradsAccumulate => "grads-accumulate",
+            Symptom::StepChangesNothing => "step-changes-nothing",
+            Symptom::OptimizerNotModel => "optimizer-not-model",
+            Symptom::ParamsNotOptimized => "params-not-optimized",
+            Symptom::MostlyFrozen => "mostly-frozen",
+            Symptom::NoGradient => "no-gradient",
+            Symptom::LabelsAllIgnored => "labels-all-ignored",
+            Symptom::PaddingLabelled => "padding-labelled",
+            Symptom::LabelsShiftedTwice => "labels-shifted-twice",
+            Symptom::LabelsNotShifted => "labels-not-shifted",
+            Symptom::SoftmaxBeforeLoss => "softmax-before-loss",
+            Symptom::InitLossOff => "init-loss-off",
+            Symptom::Nonfinite => "nonfinite",
+            Symptom::TrainInEvalMode => "train-in-eval-mode",
+            Symptom::EvalInTrainMode => "eval-in-train-mode",
+            Symptom::DropoutInEval => "dropout-in-eval",
+            Symptom::BatchnormUpdatedInEval => "batchnorm-updated-in-eval",
+            Symptom::TrainEvalOverlap => "train-eval-overlap",
+            Symptom::SameOrderEveryEpoch => "same-order-every-epoch",
+            Symptom::DuplicateBatches => "duplicate-batches",
+            Symptom::InputsNotNormalised => "inputs-not-normalised",
+            Symptom::ClassImbalance => "class-imbalance",
+            Symptom::DataWait => "data-wait",
+            Symptom::NoOptimizerStep => "no-optimizer-step",
+            Symptom::RunError => "run-error",
+            Symptom::RanksSameData => "ranks-same-data",
+            Symptom::RanksDiverged => "ranks-diverged",
+            Symptom::GradsNotAveraged => "grads-not-averaged",
+            Symptom::RanksUnwrapped => "ranks-unwrapped",
+            Symptom::RankStraggler => "rank-straggler",
         }
     }
 
     /// The symptom with this id.
     pub fn from_id(id: &str) -> Option<Symptom> {
-        Symptom::ALL.into_iter().find(|s| s.id() == id)
+        Symptom::ALL
+            .into_iter()
+            .chain(Symptom::TRACE)
+            .find(|s| s.id() == id)
     }
 }
 
@@ -123,6 +250,15 @@ pub struct Finding {
     /// [`MAX_MARKS`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub marks: Vec<f64>,
+    /// Where in the user's code (`path:line`), when a run trace knows it.
+    #[serde(rename = "where", skip_serializing_if = "Option::is_none")]
+    pub location: Option<String>,
+    /// The ranks involved, for a finding of a distributed run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<u32>,
+    /// Further lines a person reads (names, frames), at most [`MAX_DETAILS`].
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub details: Vec<String>,
 }
 
 /// `[("a", 1.0)]` written as the JSON object `{"a": 1.0}`, in the detector's order.
@@ -141,6 +277,9 @@ fn numbers_as_map<S: serde::Serializer>(
 /// The most extra steps a finding carries for a plot.
 pub const MAX_MARKS: usize = 50;
 
+/// The most detail lines a finding carries (names of parameters, frames).
+pub const MAX_DETAILS: usize = 12;
+
 impl Finding {
     /// A finding of `symptom` in `metric` from `step`, with no words or numbers yet.
     pub fn new(symptom: Symptom, severity: Severity, metric: &str, step: f64) -> Finding {
@@ -152,7 +291,31 @@ impl Finding {
             summary: String::new(),
             numbers: Vec::new(),
             marks: Vec::new(),
+            location: None,
+            ranks: Vec::new(),
+            details: Vec::new(),
         }
+    }
+
+    /// Sets where in the user's code it happens.
+    pub fn at(mut self, location: Option<String>) -> Finding {
+        self.location = location;
+        self
+    }
+
+    /// Sets the ranks involved.
+    pub fn ranks(mut self, ranks: impl IntoIterator<Item = u32>) -> Finding {
+        self.ranks = ranks.into_iter().collect();
+        self.ranks.sort_unstable();
+        self.ranks.dedup();
+        self
+    }
+
+    /// Adds lines a person reads below the summary (at most [`MAX_DETAILS`] in all).
+    pub fn details(mut self, lines: impl IntoIterator<Item = String>) -> Finding {
+        let room = MAX_DETAILS.saturating_sub(self.details.len());
+        self.details.extend(lines.into_iter().take(room));
+        self
     }
 
     /// Sets the line a person reads.
@@ -190,9 +353,15 @@ mod tests {
 
     #[test]
     fn ids_round_trip() {
-        for s in Symptom::ALL {
+        for s in Symptom::ALL.into_iter().chain(Symptom::TRACE) {
             assert_eq!(Symptom::from_id(s.id()), Some(s));
         }
+        let ids: std::collections::BTreeSet<_> = Symptom::ALL
+            .into_iter()
+            .chain(Symptom::TRACE)
+            .map(Symptom::id)
+            .collect();
+        assert_eq!(ids.len(), Symptom::ALL.len() + Symptom::TRACE.len());
         assert_eq!(Symptom::from_id("nope"), None);
     }
 }

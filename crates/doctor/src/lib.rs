@@ -21,6 +21,7 @@ pub mod names;
 pub mod robust;
 pub mod seeds;
 pub mod textlog;
+pub mod trace;
 pub mod watch;
 
 pub use detect::{diagnose, Diagnosis, Options};

@@ -1,0 +1,155 @@
+//! The judgement of a run trace: one module per concern, each reading the processes' records
+//! and pushing findings. Findings of the same symptom on several ranks become one finding with
+//! the ranks named; the cross-rank comparisons live in [`ranks`].
+
+mod data;
+mod labels;
+mod lifecycle;
+mod mode;
+mod numerics;
+mod optimizer;
+mod ranks;
+
+use super::read::Process;
+use crate::finding::{Finding, Symptom};
+use crate::history::RunHistory;
+use crate::{diagnose, Options};
+use std::collections::BTreeMap;
+
+/// The log detectors whose findings a trace of the first steps supports. The others judge a
+/// curve's long-run shape (stuck, overfitting, schedule, throughput), which a few dozen steps,
+/// many of them the slow first ones, cannot show.
+const LOG_SYMPTOMS: [Symptom; 6] = [
+    Symptom::LossNonfinite,
+    Symptom::LossZero,
+    Symptom::LossDiverging,
+    Symptom::LossSpikes,
+    Symptom::GradNormExplosion,
+    Symptom::MemoryGrowth,
+];
+
+/// What a trace says: the findings, worst first, and each training process's series.
+#[derive(Debug, Clone, Default)]
+pub struct TraceDiagnosis {
+    /// Every finding, worst first, then by step.
+    pub findings: Vec<Finding>,
+    /// Per training process (the ones that built a model or an optimizer): its label and its
+    /// series as a run history (loss, learning rate, grad norm, memory, step time).
+    pub histories: Vec<(String, RunHistory)>,
+}
+
+/// Judges every process of one run (all ranks of one launch, or traces merged afterwards).
+pub fn judge(processes: &[Process]) -> TraceDiagnosis {
+    let trainers: Vec<&Process> = processes.iter().filter(|p| is_trainer(p)).collect();
+    let mut per_rank: Vec<Finding> = Vec::new();
+    let mut histories = Vec::new();
+    for p in &trainers {
+        let mut out = Vec::new();
+        optimizer::judge(p, &mut out);
+        labels::judge(p, &mut out);
+        numerics::judge(p, &mut out);
+        mode::judge(p, &mut out);
+        data::judge(p, &mut out);
+        lifecycle::judge_process(p, &mut out);
+        let history = history(p);
+        let log = diagnose(&history, &Options::default());
+        out.extend(
+            log.findings
+                .into_iter()
+                .filter(|f| LOG_SYMPTOMS.contains(&f.symptom))
+                .filter(|f| !numerics::covered(p, f)),
+        );
+        numerics::annotate_spikes(p, &mut out);
+        for f in &mut out {
+            f.ranks = vec![p.rank()];
+        }
+        per_rank.extend(out);
+        histories.push((p.label(), history));
+    }
+    let mut findings = merge_ranks(per_rank, trainers.len());
+    lifecycle::judge_run(processes, &trainers, &mut findings);
+    ranks::judge(&trainers, &mut findings);
+    findings.sort_by(|a, b| {
+        b.severity
+            .cmp(&a.severity)
+            .then(a.step.total_cmp(&b.step))
+            .then(a.symptom.cmp(&b.symptom))
+    });
+    TraceDiagnosis {
+        findings,
+        histories,
+    }
+}
+
+/// A process that trained or built a model: launchers and helpers write a `start` only.
+fn is_trainer(p: &Process) -> bool {
+    !p.steps.is_empty() || !p.models.is_empty() || !p.optimizers.is_empty()
+}
+
+/// One finding per symptom and series: the first rank's, naming every rank that showed it.
+/// A single process keeps no rank list.
+fn merge_ranks(findings: Vec<Finding>, processes: usize) -> Vec<Finding> {
+    let mut by_key: BTreeMap<(Symptom, String), Finding> = BTreeMap::new();
+    let mut order = Vec::new();
+    for f in findings {
+        let key = f.key();
+        match by_key.get_mut(&key) {
+            Some(first) => first.ranks.extend(f.ranks),
+            None => {
+                order.push(key.clone());
+                by_key.insert(key, f);
+            }
+        }
+    }
+    order
+        .into_iter()
+        .filter_map(|k| by_key.remove(&k))
+        .map(|mut f| {
+            if processes <= 1 {
+                f.ranks.clear();
+            } else {
+                let r = std::mem::take(&mut f.ranks);
+                f = f.ranks(r);
+            }
+            f
+        })
+        .collect()
+}
+
+/// A process's steps as the series the log detectors read.
+pub fn history(p: &Process) -> RunHistory {
+    let mut h: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut push = |name: &str, step: u64, v: Option<f64>| {
+        if let Some(v) = v {
+            h.entry(name.to_string())
+                .or_default()
+                .push((step as f64, v));
+        }
+    };
+    for s in &p.steps {
+        push("loss", s.step, s.loss);
+        push("learning_rate", s.step, s.lr);
+        push("grad_norm", s.step, s.grad_norm);
+        push("step_time", s.step, s.step_s);
+        if let Some(m) = &s.memory {
+            // Allocated memory where the device counts it; the resident set on CPU.
+            push("memory", s.step, m.allocated.or(m.rss));
+        }
+    }
+    RunHistory::new(h, BTreeMap::new())
+}
+
+/// The first root module of a process, when one was seen.
+fn main_model(p: &Process) -> Option<&super::records::Model> {
+    p.models.iter().max_by_key(|m| m.parameters)
+}
+
+/// A share as a percentage for a summary.
+fn pct(x: f64) -> String {
+    format!("{:.0}%", 100.0 * x)
+}
+
+#[cfg(test)]
+pub(crate) mod test_support;
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,250 @@
+//! Across ranks: the same data on several ranks, parameters or gradients that differ after a
+//! step (not averaged, or no longer synchronised), a model wrapped for data parallelism on some
+//! ranks only, and a straggler.
+
+use crate::finding::{Finding, Severity, Symptom};
+use crate::trace::read::Process;
+use crate::trace::records::Step;
+use std::collections::BTreeMap;
+
+/// Checksums (sums of every element, in float64) that differ by more than this share of their
+/// size differ: the same averaged gradients and the same update give the same sums up to
+/// rounding in the last bits.
+const CHECKSUM_TOLERANCE: f64 = 1e-6;
+/// Ranks sharing their batch at this share of the compared steps or more are on the same data.
+const SAME_DATA_SHARE: f64 = 0.5;
+/// A rank whose median step time is this many times the fastest rank's is a straggler …
+const STRAGGLER_RATIO: f64 = 2.0;
+/// … when the gap is at least this long (shorter gaps are noise on a shared machine).
+const STRAGGLER_GAP_S: f64 = 0.05;
+
+pub(super) fn judge(trainers: &[&Process], out: &mut Vec<Finding>) {
+    let ranked: Vec<&Process> = trainers
+        .iter()
+        .copied()
+        .filter(|p| p.start.world_size.unwrap_or(1) > 1 && !p.steps.is_empty())
+        .collect();
+    if ranked.len() < 2 {
+        return;
+    }
+    same_data(&ranked, out);
+    checksums(&ranked, out);
+    wrapped(&ranked, out);
+    straggler(&ranked, out);
+}
+
+/// Steps by number, for each rank.
+fn by_step(p: &Process) -> BTreeMap<u64, &Step> {
+    p.steps.iter().map(|s| (s.step, s)).collect()
+}
+
+fn same_data(ranked: &[&Process], out: &mut Vec<Finding>) {
+    let maps: Vec<_> = ranked.iter().map(|p| by_step(p)).collect();
+    let mut compared = 0usize;
+    let mut shared = 0usize;
+    let mut ranks = Vec::new();
+    let mut first = None;
+    for (step, s0) in &maps[0] {
+        let Some(fp0) = s0.batch.as_deref() else {
+            continue;
+        };
+        let others: Vec<(u32, &str)> = ranked
+            .iter()
+            .zip(&maps)
+            .skip(1)
+            .filter_map(|(p, m)| Some((p.rank(), m.get(step)?.batch.as_deref()?)))
+            .collect();
+        if others.is_empty() {
+            continue;
+        }
+        compared += 1;
+        let same: Vec<u32> = others
+            .iter()
+            .filter(|(_, fp)| *fp == fp0)
+            .map(|o| o.0)
+            .collect();
+        if !same.is_empty() {
+            shared += 1;
+            first.get_or_insert(*step);
+            ranks.push(ranked[0].rank());
+            ranks.extend(same);
+        }
+    }
+    if compared == 0 || (shared as f64) < SAME_DATA_SHARE * compared as f64 {
+        return;
+    }
+    out.push(
+        Finding::new(
+            Symptom::RanksSameData,
+            Severity::Fail,
+            "data",
+            first.unwrap_or(1) as f64,
+        )
+        .summary(format!(
+            "ranks received identical batches at {shared} of {compared} steps: each rank \
+                 trains on the same data, so N processes do the work of one (use a \
+                 DistributedSampler)"
+        ))
+        .number("steps_shared", shared as f64)
+        .number("steps_compared", compared as f64)
+        .ranks(ranks)
+        .at(ranked[0].loaders.first().and_then(|l| l.location.clone())),
+    );
+}
+
+fn differs(a: f64, b: f64) -> bool {
+    (a - b).abs() > CHECKSUM_TOLERANCE * a.abs().max(b.abs()).max(1e-12)
+}
+
+/// The first step at which some rank's value differs from rank 0's, and the ranks that differ.
+fn first_difference(
+    ranked: &[&Process],
+    value: impl Fn(&Step) -> Option<f64>,
+    keep: impl Fn(&Step) -> bool,
+) -> Option<(u64, Vec<u32>, usize)> {
+    let maps: Vec<_> = ranked.iter().map(|p| by_step(p)).collect();
+    let mut compared = 0;
+    let mut found = None;
+    for (step, s0) in &maps[0] {
+        let Some(v0) = value(s0).filter(|_| keep(s0)) else {
+            continue;
+        };
+        let others: Vec<(u32, f64)> = ranked
+            .iter()
+            .zip(&maps)
+            .skip(1)
+            .filter_map(|(p, m)| Some((p.rank(), value(m.get(step)?)?)))
+            .collect();
+        if others.is_empty() {
+            continue;
+        }
+        compared += 1;
+        let diff: Vec<u32> = others
+            .iter()
+            .filter(|o| differs(v0, o.1))
+            .map(|o| o.0)
+            .collect();
+        if !diff.is_empty() && found.is_none() {
+            found = Some((*step, diff));
+        }
+    }
+    found.map(|(s, r)| (s, r, compared))
+}
+
+fn checksums(ranked: &[&Process], out: &mut Vec<Finding>) {
+    let ddp = ranked
+        .iter()
+        .any(|p| p.models.iter().any(|m| m.wrapper.is_some()));
+    if let Some((step, ranks, n)) =
+        first_difference(ranked, |s| s.grad_checksum, |s| s.backwards == 1)
+    {
+        let why = if ddp {
+            "some parameters are no longer synchronised by the data-parallel wrapper (replaced, \
+             moved or re-created after wrapping)"
+        } else {
+            "the model is not wrapped in DistributedDataParallel, so nothing averages them"
+        };
+        out.push(
+            Finding::new(
+                Symptom::GradsNotAveraged,
+                Severity::Fail,
+                "gradients",
+                step as f64,
+            )
+            .summary(format!(
+                "the gradients differ across ranks at step {step} (compared at {n} steps): \
+                     {why}"
+            ))
+            .number("steps_compared", n as f64)
+            .ranks(std::iter::once(ranked[0].rank()).chain(ranks)),
+        );
+    }
+    if let Some((step, ranks, n)) = first_difference(ranked, |s| s.param_checksum, |_| true) {
+        out.push(
+            Finding::new(
+                Symptom::RanksDiverged,
+                Severity::Fail,
+                "parameters",
+                step as f64,
+            )
+            .summary(format!(
+                "the parameters differ across ranks after step {step} (compared at {n} \
+                     steps): the replicas train apart and the saved model is one rank's"
+            ))
+            .number("first_step", step as f64)
+            .number("steps_compared", n as f64)
+            .ranks(std::iter::once(ranked[0].rank()).chain(ranks)),
+        );
+    }
+}
+
+fn wrapped(ranked: &[&Process], out: &mut Vec<Finding>) {
+    let (with, without): (Vec<&&Process>, Vec<&&Process>) = ranked
+        .iter()
+        .partition(|p| p.models.iter().any(|m| m.wrapper.is_some()));
+    if with.is_empty() || without.is_empty() {
+        return;
+    }
+    out.push(
+        Finding::new(Symptom::RanksUnwrapped, Severity::Fail, "model", 1.0)
+            .summary(format!(
+                "the model is wrapped for data parallelism on rank(s) {} but not on rank(s) {}: \
+                 a code path skips the wrapper",
+                list(&with),
+                list(&without)
+            ))
+            .ranks(without.iter().map(|p| p.rank())),
+    );
+}
+
+fn list(ps: &[&&Process]) -> String {
+    ps.iter()
+        .map(|p| p.rank().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn median(mut xs: Vec<f64>) -> Option<f64> {
+    xs.retain(|x| x.is_finite());
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    Some(xs[xs.len() / 2])
+}
+
+fn straggler(ranked: &[&Process], out: &mut Vec<Finding>) {
+    let times: Vec<(u32, f64)> = ranked
+        .iter()
+        .filter_map(|p| {
+            Some((
+                p.rank(),
+                median(p.steps.iter().skip(1).filter_map(|s| s.step_s).collect())?,
+            ))
+        })
+        .collect();
+    let (Some(fast), Some(slow)) = (
+        times.iter().min_by(|a, b| a.1.total_cmp(&b.1)),
+        times.iter().max_by(|a, b| a.1.total_cmp(&b.1)),
+    ) else {
+        return;
+    };
+    if slow.1 < STRAGGLER_RATIO * fast.1 || slow.1 - fast.1 < STRAGGLER_GAP_S {
+        return;
+    }
+    out.push(
+        Finding::new(Symptom::RankStraggler, Severity::Warn, "step_time", 1.0)
+            .summary(format!(
+                "rank {} takes {:.3} s per step, {:.1} times rank {}'s {:.3} s: every collective \
+                 waits for it",
+                slow.0,
+                slow.1,
+                slow.1 / fast.1,
+                fast.0,
+                fast.1
+            ))
+            .number("slowest_s", slow.1)
+            .number("fastest_s", fast.1)
+            .ranks([slow.0]),
+    );
+}

@@ -1,0 +1,181 @@
+//! From the text of one or more trace files to processes: each `start` line opens a process,
+//! the records after it belong to it. Lines are bounded, a line that is not a record is an
+//! error naming its line number, and records of kinds this reader does not know are skipped.
+
+use super::records::{self, Record, TRACE_VERSION};
+use std::fmt;
+
+/// The longest trace line read (a `grads` record of a large model is well under).
+pub const MAX_LINE: usize = 4 << 20;
+
+/// The records of one process, by kind, in the order written.
+#[derive(Debug, Clone, Default)]
+pub struct Process {
+    /// Its `start` record.
+    pub start: records::Start,
+    /// Root modules.
+    pub models: Vec<records::Model>,
+    /// Optimizers.
+    pub optimizers: Vec<records::Optimizer>,
+    /// Optimizer steps.
+    pub steps: Vec<records::Step>,
+    /// Gradient statistics on heavy steps.
+    pub grads: Vec<records::Grads>,
+    /// Loss function calls on early steps.
+    pub loss_calls: Vec<records::LossCall>,
+    /// Labels against inputs on early steps.
+    pub labels: Vec<records::Labels>,
+    /// Mode events.
+    pub modes: Vec<records::Mode>,
+    /// Non-finite values.
+    pub nonfinite: Vec<records::Nonfinite>,
+    /// DataLoaders.
+    pub loaders: Vec<records::Loader>,
+    /// Passes over the loaders.
+    pub epochs: Vec<records::Epoch>,
+    /// Rows shared between loaders.
+    pub overlaps: Vec<records::Overlap>,
+    /// Its `end` record; `None` when it was killed before writing one.
+    pub end: Option<records::End>,
+}
+
+impl Process {
+    /// `rank 1` under a launcher, else `pid 1234`.
+    pub fn label(&self) -> String {
+        match self.start.rank {
+            Some(r) => format!("rank {r}"),
+            None => format!("pid {}", self.start.pid),
+        }
+    }
+
+    /// Its rank, 0 for a process outside a launcher.
+    pub fn rank(&self) -> u32 {
+        self.start.rank.unwrap_or(0)
+    }
+}
+
+/// A line that is not a trace record.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceError {
+    /// 1-based line number in the text read.
+    pub line: usize,
+    /// What is wrong, in words.
+    pub message: String,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+/// Whether `first_line` opens a run trace (a `start` record with a `trace` version).
+pub fn is_trace(first_line: &str) -> bool {
+    let t = first_line.trim_start();
+    t.starts_with('{')
+        && t.contains("\"kind\"")
+        && t.contains("\"start\"")
+        && t.contains("\"trace\"")
+}
+
+/// Every process in `text`, in the order their `start` lines appear.
+pub fn parse(text: &str) -> Result<Vec<Process>, TraceError> {
+    let mut out: Vec<Process> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        if line.len() > MAX_LINE {
+            return Err(TraceError {
+                line: n,
+                message: format!("longer than {MAX_LINE} bytes"),
+            });
+        }
+        let record: Record = serde_json::from_str(line).map_err(|e| TraceError {
+            line: n,
+            message: format!("not a trace record: {e}"),
+        })?;
+        if let Record::Start(s) = record {
+            if s.trace != TRACE_VERSION {
+                return Err(TraceError {
+                    line: n,
+                    message: format!(
+                        "trace version {} (this mldebug reads version {TRACE_VERSION})",
+                        s.trace
+                    ),
+                });
+            }
+            out.push(Process {
+                start: s,
+                ..Process::default()
+            });
+            continue;
+        }
+        let Some(p) = out.last_mut() else {
+            return Err(TraceError {
+                line: n,
+                message: "a record before the first `start` line".into(),
+            });
+        };
+        add(p, record);
+    }
+    Ok(out)
+}
+
+fn add(p: &mut Process, record: Record) {
+    match record {
+        Record::Start(_) | Record::Unknown => {}
+        Record::Model(m) => p.models.push(m),
+        Record::Optimizer(o) => p.optimizers.push(o),
+        Record::Step(s) => p.steps.push(s),
+        Record::Grads(g) => p.grads.push(g),
+        Record::LossCall(l) => p.loss_calls.push(l),
+        Record::Labels(l) => p.labels.push(l),
+        Record::Mode(m) => p.modes.push(m),
+        Record::Nonfinite(x) => p.nonfinite.push(x),
+        Record::Loader(l) => p.loaders.push(l),
+        Record::Epoch(e) => p.epochs.push(e),
+        Record::Overlap(o) => p.overlaps.push(o),
+        Record::End(e) => p.end = Some(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_go_to_the_process_whose_start_precedes_them() {
+        let text = r#"{"kind":"start","trace":1,"pid":1,"rank":0}
+{"kind":"step","step":1,"loss":"NaN"}
+{"kind":"future_kind","x":1}
+{"kind":"start","trace":1,"pid":2,"rank":1}
+{"kind":"step","step":1,"loss":2.5,"new_field":true}
+{"kind":"end","reason":"steps","steps":1}
+"#;
+        let ps = parse(text).unwrap();
+        assert_eq!(ps.len(), 2);
+        assert!(ps[0].steps[0].loss.unwrap().is_nan());
+        assert!(ps[0].end.is_none());
+        assert_eq!(ps[1].steps[0].loss, Some(2.5));
+        assert_eq!(ps[1].end.as_ref().unwrap().reason, "steps");
+        assert_eq!(ps[1].label(), "rank 1");
+    }
+
+    #[test]
+    fn a_bad_line_is_named_by_its_number() {
+        let e = parse("{\"kind\":\"start\",\"trace\":1}\nnot json\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        let e = parse("{\"kind\":\"step\",\"step\":1}\n").unwrap_err();
+        assert!(e.message.contains("before the first"), "{e}");
+        let e = parse("{\"kind\":\"start\",\"trace\":9}\n").unwrap_err();
+        assert!(e.message.contains("version 9"), "{e}");
+    }
+
+    #[test]
+    fn a_trace_is_told_from_other_jsonl() {
+        assert!(is_trace(r#"{"kind": "start", "trace": 1, "pid": 3}"#));
+        assert!(!is_trace(r#"{"step": 1, "loss": 2.0}"#));
+    }
+}

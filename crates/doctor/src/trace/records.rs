@@ -1,0 +1,340 @@
+//! The records of a run trace, as the embedded Python writes them (`torch/run/TRACE.md`,
+//! version 1). Every field the judgement does not need to exist is optional, and fields this
+//! reader does not know are ignored: the contract only ever adds fields within a version.
+//!
+//! Each field means what `torch/run/TRACE.md` says under its record; it is documented there,
+//! once, rather than twice.
+#![allow(missing_docs)]
+
+use mldebug_report::non_finite;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// The trace contract version this reader understands.
+pub const TRACE_VERSION: u32 = 1;
+
+/// One line of a trace.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Record {
+    /// The first line of a process's trace.
+    Start(Start),
+    /// A root module, at its first forward.
+    Model(Model),
+    /// An optimizer, at its first step.
+    Optimizer(Optimizer),
+    /// One optimizer step.
+    Step(Step),
+    /// Per-group gradient statistics on a heavy step.
+    Grads(Grads),
+    /// One call of a loss function on an early step.
+    LossCall(LossCall),
+    /// Labels against inputs on an early step.
+    Labels(Labels),
+    /// A module mode event.
+    Mode(Mode),
+    /// The first non-finite loss, activation or gradient.
+    Nonfinite(Nonfinite),
+    /// A DataLoader, at its first batch.
+    Loader(Loader),
+    /// One pass over a DataLoader.
+    Epoch(Epoch),
+    /// Rows shared between the training loader and another.
+    Overlap(Overlap),
+    /// The last line.
+    End(End),
+    /// A kind this reader does not know (a later contract's).
+    #[serde(other)]
+    Unknown,
+}
+
+/// Reads an optional number that may be written as `"NaN"`, `"inf"` or `"-inf"`.
+fn num<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    non_finite::option::deserialize(d)
+}
+
+/// `start`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Start {
+    pub trace: u32,
+    pub pid: u64,
+    pub ppid: Option<u64>,
+    pub rank: Option<u32>,
+    pub world_size: Option<u32>,
+    pub local_rank: Option<u32>,
+    pub argv: Vec<String>,
+    pub python: Option<String>,
+    pub torch: Option<String>,
+    pub transformers: Option<String>,
+    pub device: Option<String>,
+    pub steps_limit: Option<u64>,
+    pub heavy_steps: Option<u64>,
+}
+
+/// `model`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Model {
+    pub model: u32,
+    pub class: String,
+    pub module: Option<String>,
+    #[serde(rename = "where")]
+    pub location: Option<String>,
+    pub shifts_labels: bool,
+    pub parameters: u64,
+    pub trainable: u64,
+    pub tensors: u64,
+    pub trainable_tensors: u64,
+    pub dropout: u64,
+    pub batchnorm: u64,
+    pub lora: u64,
+    pub wrapper: Option<String>,
+    pub training: Option<bool>,
+}
+
+/// One parameter group of an optimizer.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Group {
+    pub tensors: u64,
+    pub numel: u64,
+    #[serde(deserialize_with = "num")]
+    pub lr: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub weight_decay: Option<f64>,
+}
+
+/// `optimizer`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Optimizer {
+    pub optimizer: u32,
+    pub class: String,
+    #[serde(rename = "where")]
+    pub location: Option<String>,
+    pub tensors: u64,
+    pub numel: u64,
+    pub in_models: u64,
+    pub not_in_models: u64,
+    pub groups: Vec<Group>,
+}
+
+/// Memory at a step.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Memory {
+    pub device: Option<String>,
+    #[serde(deserialize_with = "num")]
+    pub rss: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub allocated: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub max_allocated: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub reserved: Option<f64>,
+}
+
+/// `step`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Step {
+    pub step: u64,
+    pub optimizer: u32,
+    #[serde(deserialize_with = "num")]
+    pub time: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub step_s: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub data_wait_s: Option<f64>,
+    pub forwards: u64,
+    pub backwards: u64,
+    #[serde(deserialize_with = "num")]
+    pub loss: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub lr: Option<f64>,
+    pub training: Option<bool>,
+    pub grads_before_backward: Option<String>,
+    #[serde(deserialize_with = "num")]
+    pub grad_norm: Option<f64>,
+    pub with_grad: Option<u64>,
+    pub without_grad: Option<u64>,
+    pub changed: Option<u64>,
+    pub checked: Option<u64>,
+    #[serde(deserialize_with = "num")]
+    pub update_ratio: Option<f64>,
+    pub memory: Option<Memory>,
+    pub batch: Option<String>,
+    #[serde(deserialize_with = "num")]
+    pub param_checksum: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub grad_checksum: Option<f64>,
+}
+
+/// One group of a `grads` record.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct GradGroup {
+    pub name: String,
+    pub tensors: u64,
+    pub no_grad: u64,
+    pub zero_grad: u64,
+    #[serde(deserialize_with = "num")]
+    pub grad_norm: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub weight_norm: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub update_norm: Option<f64>,
+    pub frozen: u64,
+}
+
+/// `grads`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Grads {
+    pub step: u64,
+    pub model: u32,
+    pub groups: Vec<GradGroup>,
+    pub no_grad: Vec<String>,
+    pub not_in_optimizer: Vec<String>,
+    pub not_in_optimizer_numel: u64,
+    pub frozen_names: Vec<String>,
+}
+
+/// `loss_call`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct LossCall {
+    pub step: u64,
+    #[serde(rename = "fn")]
+    pub function: String,
+    #[serde(rename = "where")]
+    pub location: Option<String>,
+    pub classes: Option<u64>,
+    pub targets: u64,
+    pub ignored: u64,
+    pub ignore_index: Option<i64>,
+    pub probabilities: bool,
+    pub log_probabilities: bool,
+    #[serde(deserialize_with = "num")]
+    pub value: Option<f64>,
+    pub reduction: Option<String>,
+    #[serde(deserialize_with = "num")]
+    pub label_smoothing: Option<f64>,
+}
+
+/// `labels`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Labels {
+    pub step: u64,
+    pub model: u32,
+    pub shifts_labels: bool,
+    pub source: Option<String>,
+    pub positions: u64,
+    pub ignored: u64,
+    #[serde(deserialize_with = "num")]
+    pub equal_inputs: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub next_inputs: Option<f64>,
+    pub pad_token_id: Option<i64>,
+    pub pad_positions: u64,
+    pub pad_labelled: u64,
+}
+
+/// `mode`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Mode {
+    pub step: u64,
+    pub event: String,
+    pub module: Option<String>,
+    pub class: Option<String>,
+    #[serde(rename = "where")]
+    pub location: Option<String>,
+}
+
+/// `nonfinite`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Nonfinite {
+    pub step: u64,
+    pub phase: String,
+    pub module: Option<String>,
+    pub class: Option<String>,
+    pub frames: Vec<String>,
+}
+
+/// `loader`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Loader {
+    pub loader: u32,
+    #[serde(rename = "where")]
+    pub location: Option<String>,
+    pub dataset: Option<String>,
+    pub length: Option<u64>,
+    pub batch_size: Option<u64>,
+    pub sampler: Option<String>,
+    pub shuffle: Option<bool>,
+    pub drop_last: Option<bool>,
+    pub num_workers: Option<u64>,
+    pub worker_init_fn: Option<bool>,
+    pub persistent_workers: Option<bool>,
+    pub distributed: Option<bool>,
+    pub set_epoch_calls: Option<u64>,
+}
+
+/// Statistics of a float input.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct InputStats {
+    #[serde(deserialize_with = "num")]
+    pub mean: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub std: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub min: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub max: Option<f64>,
+}
+
+/// `epoch`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Epoch {
+    pub loader: u32,
+    pub epoch: u64,
+    pub role: String,
+    pub batches: u64,
+    pub rows: u64,
+    pub order: Option<String>,
+    pub rows_fingerprinted: u64,
+    pub duplicate_rows: u64,
+    pub duplicate_batches: u64,
+    pub input: Option<InputStats>,
+    pub classes: Option<BTreeMap<String, u64>>,
+    pub set_epoch: Option<i64>,
+}
+
+/// `overlap`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Overlap {
+    pub train_loader: u32,
+    pub other_loader: u32,
+    pub train_rows: u64,
+    pub other_rows: u64,
+    pub shared_rows: u64,
+    pub complete: bool,
+}
+
+/// `end`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct End {
+    pub reason: String,
+    pub steps: u64,
+    pub exception: Option<String>,
+    pub probe_errors: Vec<String>,
+}

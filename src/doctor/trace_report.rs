@@ -1,0 +1,64 @@
+//! A run trace as a doctor report: the findings of `mldebug_doctor::trace::judge`, each linked
+//! to its PLAYBOOK row, and each training process's loss, learning rate and memory as series.
+//! `mldebug run` builds it from the traces it just collected; `mldebug doctor TRACE.jsonl`
+//! from a kept one, so both say the same.
+
+use super::report::{link, Counts, LinkedFinding, RunReport, SeriesSummary};
+use crate::catalog::Catalog;
+use mldebug_doctor::trace::{judge, Process};
+use mldebug_doctor::Severity;
+
+/// The report of one run's processes; `source` names where the trace came from.
+pub fn build(name: &str, source: &str, processes: &[Process], catalog: &Catalog) -> RunReport {
+    let d = judge(processes);
+    let series = d
+        .histories
+        .first()
+        .map(|(_, h)| {
+            h.series
+                .iter()
+                .filter_map(|s| {
+                    let (first, last) = (s.points.first()?, s.points.last()?);
+                    Some(SeriesSummary {
+                        metric: s.name.clone(),
+                        role: s.role,
+                        points: s.points.len(),
+                        first_step: first.0,
+                        last_step: last.0,
+                        first: first.1,
+                        last: last.1,
+                        data: s.points.clone(),
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    RunReport {
+        name: name.to_string(),
+        source: source.to_string(),
+        place: String::new(),
+        read: None,
+        series,
+        findings: d
+            .findings
+            .into_iter()
+            .map(|f| LinkedFinding {
+                playbook: link(catalog, f.symptom.id()),
+                finding: f,
+            })
+            .collect(),
+    }
+}
+
+/// Findings of a run report by severity.
+pub fn count(run: &RunReport) -> Counts {
+    let mut c = Counts::default();
+    for f in &run.findings {
+        match f.finding.severity {
+            Severity::Fail => c.fail += 1,
+            Severity::Warn => c.warn += 1,
+            Severity::Info => c.info += 1,
+        }
+    }
+    c
+}

@@ -1,0 +1,100 @@
+//! `mldebug run` as terminal text: one line on what was watched and how it ended, the findings
+//! table (with where in the user's code, and the ranks of a distributed run), each finding's
+//! detail lines, the PLAYBOOK row of each symptom found, and how to judge the trace again.
+
+use super::doctor::{playbook_block, status};
+use super::style::Style;
+use crate::run::report::Report;
+use comfy_table::Cell;
+use mldebug_text::number::num;
+
+/// The whole report as text.
+pub fn render(r: &Report, style: Style) -> String {
+    let mut out = header(r);
+    let findings = &r.run.findings;
+    if findings.is_empty() {
+        out.push_str("\nno findings: nothing in the watched steps looks wrong\n");
+    } else {
+        let ranks = findings.iter().any(|f| !f.finding.ranks.is_empty());
+        let mut t = style.table();
+        let mut head = vec!["severity", "finding", "step", "where"];
+        if ranks {
+            head.push("ranks");
+        }
+        head.push("what");
+        t.set_header(head);
+        for f in findings {
+            let x = &f.finding;
+            let mut row = vec![
+                style.status_cell(status(x.severity), x.severity.label()),
+                Cell::new(x.symptom.id()),
+                Cell::new(num(x.step)),
+                Cell::new(x.location.as_deref().unwrap_or("")),
+            ];
+            if ranks {
+                let r: Vec<String> = x.ranks.iter().map(u32::to_string).collect();
+                row.push(Cell::new(r.join(",")));
+            }
+            row.push(Cell::new(&x.summary));
+            t.add_row(row);
+        }
+        out.push('\n');
+        out.push_str(&super::table::to_string(&t));
+        for f in findings.iter().filter(|f| !f.finding.details.is_empty()) {
+            out.push_str(&format!("\n{}:\n", f.finding.symptom.id()));
+            for d in &f.finding.details {
+                out.push_str(&format!("  {d}\n"));
+            }
+        }
+        let mut shown: Vec<&str> = Vec::new();
+        for f in findings {
+            let Some(p) = &f.playbook else { continue };
+            if !shown.contains(&p.row.as_str()) {
+                shown.push(&p.row);
+                out.push_str(&playbook_block(p));
+            }
+        }
+    }
+    out.push_str(&format!(
+        "\n{} fail, {} warn, {} info",
+        r.counts.fail, r.counts.warn, r.counts.info
+    ));
+    match &r.trace {
+        Some(t) => out.push_str(&format!("; trace kept: mldebug doctor {t}\n")),
+        None => out.push_str("; keep the trace with --trace FILE\n"),
+    }
+    out
+}
+
+fn header(r: &Report) -> String {
+    let steps: Vec<usize> = r.processes.iter().map(|p| p.steps).collect();
+    let procs = match r.processes.len() {
+        0 => "no process trained".to_string(),
+        1 => format!("1 process, {} optimizer steps", steps[0]),
+        n => format!(
+            "{n} processes ({}), {}–{} optimizer steps each",
+            r.processes
+                .iter()
+                .map(|p| p.label.clone())
+                .collect::<Vec<_>>()
+                .join(", "),
+            steps.iter().min().unwrap_or(&0),
+            steps.iter().max().unwrap_or(&0)
+        ),
+    };
+    let how = match r.outcome.how {
+        "stopped" => "stopped by mldebug after the watched steps".to_string(),
+        "exited" => "the program finished".to_string(),
+        "failed" => format!(
+            "the program failed (exit code {})",
+            r.outcome.exit_code.map_or("none".into(), |c| c.to_string())
+        ),
+        "timed_out" => "ended at the time limit; the steps traced so far are judged".to_string(),
+        _ => "interrupted; the steps traced so far are judged".to_string(),
+    };
+    format!(
+        "mldebug run: {}\n  watched {procs} in {:.1} s; {how}\n",
+        r.argv.join(" "),
+        r.outcome.seconds
+    )
+}

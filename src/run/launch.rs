@@ -1,0 +1,165 @@
+//! Starting the watched command and ending it. It runs in its own process group with its
+//! standard streams passed through untouched; a time limit or Ctrl-C (SIGINT, SIGTERM to
+//! mldebug) sends the group SIGTERM, then SIGKILL after a grace period, and mldebug itself stays
+//! to judge what the traces hold. Processes that outlive the command in its group (loader
+//! workers, a helper it started) are killed when it ends.
+
+use crate::{Error, Result};
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+#[cfg(unix)]
+use std::os::unix::process::CommandExt;
+
+/// How often the command is looked at while it runs.
+const POLL: Duration = Duration::from_millis(50);
+/// Time between SIGTERM and SIGKILL: enough for Python to run its exit handlers and flush.
+const GRACE: Duration = Duration::from_secs(5);
+
+/// How the command ended.
+#[derive(Debug, Clone, Copy)]
+pub struct Ended {
+    /// Its exit status (after a kill, the kill's).
+    pub status: Option<ExitStatus>,
+    /// Stopped at the time limit.
+    pub timed_out: bool,
+    /// Stopped by Ctrl-C or SIGTERM to mldebug.
+    pub interrupted: bool,
+    /// Wall time from start to end.
+    pub elapsed: Duration,
+}
+
+/// Runs `program args` with `env` added, until it exits or `limit` passes. With
+/// `stdout_to_stderr` (a `--json` run, whose stdout carries the document alone) the program's
+/// stdout goes to mldebug's stderr.
+pub fn run(
+    program: &std::path::Path,
+    args: &[String],
+    env: &[(String, String)],
+    limit: Option<Duration>,
+    stdout_to_stderr: bool,
+) -> Result<Ended> {
+    let mut cmd = Command::new(program);
+    let stdout = if stdout_to_stderr {
+        use std::os::fd::AsFd;
+        std::io::stderr()
+            .as_fd()
+            .try_clone_to_owned()
+            .map(Stdio::from)
+            .map_err(|e| Error::io("duplicating stderr", &e))?
+    } else {
+        Stdio::inherit()
+    };
+    cmd.args(args)
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .stdin(Stdio::inherit())
+        .stdout(stdout)
+        .stderr(Stdio::inherit());
+    #[cfg(unix)]
+    cmd.process_group(0);
+    signals::install();
+    let started = Instant::now();
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::usage(format!("cannot start `{}`: {e}", program.display())))?;
+    let pid = child.id();
+    let mut stopping: Option<Instant> = None;
+    let (mut timed_out, mut interrupted) = (false, false);
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) => {}
+            Err(e) => return Err(Error::io("waiting for the command", &e)),
+        }
+        if stopping.is_none() {
+            if limit.is_some_and(|l| started.elapsed() >= l) {
+                timed_out = true;
+            } else if signals::interrupted() {
+                interrupted = true;
+            }
+            if timed_out || interrupted {
+                signal_group(pid, Signal::Term);
+                stopping = Some(Instant::now());
+            }
+        } else if stopping.is_some_and(|t| t.elapsed() >= GRACE) {
+            signal_group(pid, Signal::Kill);
+            let _ = child.kill();
+            break child.wait().ok();
+        }
+        std::thread::sleep(POLL);
+    };
+    // Whatever the command left in its group (loader workers, helpers) ends with it.
+    signal_group(pid, Signal::Kill);
+    signals::restore();
+    Ok(Ended {
+        status,
+        timed_out,
+        interrupted: interrupted || signals::interrupted(),
+        elapsed: started.elapsed(),
+    })
+}
+
+#[derive(Clone, Copy)]
+enum Signal {
+    Term,
+    Kill,
+}
+
+#[cfg(unix)]
+fn signal_group(pid: u32, s: Signal) {
+    let sig = match s {
+        Signal::Term => libc::SIGTERM,
+        Signal::Kill => libc::SIGKILL,
+    };
+    // SAFETY: kill(2) with a negative pid signals a process group; no memory is shared.
+    unsafe {
+        libc::kill(-(pid as i32), sig);
+    }
+}
+
+#[cfg(not(unix))]
+fn signal_group(_pid: u32, _s: Signal) {}
+
+/// SIGINT and SIGTERM to mldebug while the command runs: noted, not fatal, so the trace so far
+/// is judged. The handlers are mldebug's only: a child gets the default ones back at exec.
+#[cfg(unix)]
+mod signals {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+    extern "C" fn note(_sig: libc::c_int) {
+        INTERRUPTED.store(true, Ordering::SeqCst);
+    }
+
+    pub fn install() {
+        INTERRUPTED.store(false, Ordering::SeqCst);
+        let handler = note as extern "C" fn(libc::c_int) as libc::sighandler_t;
+        // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+        unsafe {
+            libc::signal(libc::SIGINT, handler);
+            libc::signal(libc::SIGTERM, handler);
+        }
+    }
+
+    pub fn restore() {
+        // SAFETY: restores the default dispositions.
+        unsafe {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+        }
+    }
+
+    pub fn interrupted() -> bool {
+        INTERRUPTED.load(Ordering::SeqCst)
+    }
+}
+
+#[cfg(not(unix))]
+mod signals {
+    pub fn install() {}
+    pub fn restore() {}
+    pub fn interrupted() -> bool {
+        false
+    }
+}

@@ -1,0 +1,102 @@
+//! What `mldebug run` reports: the command, how it ended, each process watched, and the trace's
+//! judgement as a doctor run report (findings linked to PLAYBOOK rows). Built once; the text
+//! and JSON renderers read it.
+
+use super::launch::Ended;
+use crate::catalog::Catalog;
+use crate::commands::run::Args;
+use crate::doctor::report::{Counts, RunReport};
+use crate::doctor::trace_report;
+use mldebug_doctor::trace::Process;
+use serde::Serialize;
+
+/// The `run` document (inside the JSON envelope, `"command": "run"`).
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// The command as typed after `--`.
+    pub argv: Vec<String>,
+    /// Optimizer steps watched per process (0: the whole run).
+    pub steps_limit: u64,
+    /// How the command ended.
+    pub outcome: Outcome,
+    /// Each process that trained (launchers and loader workers leave no trace).
+    pub processes: Vec<ProcessSummary>,
+    /// Where the trace was kept (`--trace`), if it was.
+    pub trace: Option<String>,
+    /// The findings, worst first, each with its PLAYBOOK row, and the series judged.
+    #[serde(flatten)]
+    pub run: RunReport,
+    /// Findings by severity.
+    pub counts: Counts,
+}
+
+/// How the command ended.
+#[derive(Debug, Serialize)]
+pub struct Outcome {
+    /// `stopped` (mldebug ended it after the steps), `exited`, `failed`, `timed_out`,
+    /// `interrupted`.
+    pub how: &'static str,
+    /// Its exit code, when it exited.
+    pub exit_code: Option<i32>,
+    /// Wall time, seconds.
+    pub seconds: f64,
+}
+
+/// One process watched.
+#[derive(Debug, Serialize)]
+pub struct ProcessSummary {
+    /// `rank N` or `pid N`.
+    pub label: String,
+    pub pid: u64,
+    pub rank: Option<u32>,
+    /// Optimizer steps it took while watched.
+    pub steps: usize,
+    /// How its trace ended: `steps`, `exit`, `exception`, or `killed` (no end record).
+    pub end: String,
+    /// The device its model was on.
+    pub device: Option<String>,
+}
+
+/// The report of one run.
+pub fn build(args: &Args, processes: &[Process], ended: &Ended, catalog: &Catalog) -> Report {
+    let stopped = processes
+        .iter()
+        .any(|p| p.end.as_ref().is_some_and(|e| e.reason == "steps"));
+    let how = if ended.timed_out {
+        "timed_out"
+    } else if ended.interrupted {
+        "interrupted"
+    } else if ended.status.is_some_and(|s| !s.success()) {
+        "failed"
+    } else if stopped {
+        "stopped"
+    } else {
+        "exited"
+    };
+    let run = trace_report::build(&args.command.join(" "), "mldebug run", processes, catalog);
+    let counts = trace_report::count(&run);
+    Report {
+        argv: args.command.clone(),
+        steps_limit: args.steps,
+        outcome: Outcome {
+            how,
+            exit_code: ended.status.and_then(|s| s.code()),
+            seconds: ended.elapsed.as_secs_f64(),
+        },
+        processes: processes
+            .iter()
+            .filter(|p| !p.steps.is_empty() || !p.models.is_empty() || !p.optimizers.is_empty())
+            .map(|p| ProcessSummary {
+                label: p.label(),
+                pid: p.start.pid,
+                rank: p.start.rank,
+                steps: p.steps.len(),
+                end: p.end.as_ref().map_or("killed".into(), |e| e.reason.clone()),
+                device: p.start.device.clone(),
+            })
+            .collect(),
+        trace: args.trace.as_ref().map(|t| t.display().to_string()),
+        run,
+        counts,
+    }
+}

@@ -1,0 +1,173 @@
+//! The run zoo (`torch/run_zoo/manifest.json`): practitioners' training scripts, each bug with a
+//! fixed twin, watched by `mldebug run` over several seeds. A buggy script must be reported
+//! with the finding meant for it on every seed; a clean one (a fixed twin, or a clean script of
+//! another shape) must have no finding of severity fail on any seed.
+
+use super::support::{python, repo};
+use std::collections::BTreeMap;
+use std::process::Command;
+use std::sync::Mutex;
+
+/// Seeds each script runs with.
+const SEEDS: [u64; 3] = [0, 1, 2];
+/// Scripts run at once (the machine the suite is sized for has two cores).
+const WORKERS: usize = 2;
+
+struct Job {
+    name: String,
+    command: Vec<String>,
+    steps: u64,
+    seed: u64,
+    clean: bool,
+    expect: Vec<String>,
+}
+
+fn jobs() -> Vec<Job> {
+    let text = std::fs::read_to_string(repo().join("torch/run_zoo/manifest.json"))
+        .expect("torch/run_zoo/manifest.json");
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&text).expect("manifest is JSON");
+    let mut jobs = Vec::new();
+    for e in &entries {
+        let name = e["name"].as_str().expect("name").to_string();
+        let clean = e["clean"].as_bool().expect("clean");
+        let expect: Vec<String> = e["expect"]
+            .as_array()
+            .map(|a| a.iter().map(|x| x.as_str().unwrap().to_string()).collect())
+            .unwrap_or_default();
+        assert!(
+            clean == expect.is_empty(),
+            "{name}: a clean script expects nothing, a buggy one something"
+        );
+        for seed in SEEDS {
+            let command = e["command"]
+                .as_array()
+                .expect("command")
+                .iter()
+                .map(|w| w.as_str().unwrap().replace("{seed}", &seed.to_string()))
+                .collect();
+            jobs.push(Job {
+                name: name.clone(),
+                command,
+                steps: e["steps"].as_u64().unwrap_or(30),
+                seed,
+                clean,
+                expect: expect.clone(),
+            });
+        }
+    }
+    jobs
+}
+
+/// `python` and `torchrun` in a manifest command are the test venv's.
+fn resolve(word: &str) -> String {
+    let bin = python().parent().expect("the venv's bin folder");
+    match word {
+        "python" => python().display().to_string(),
+        "torchrun" | "accelerate" => bin.join(word).display().to_string(),
+        w => w.to_string(),
+    }
+}
+
+/// (symptom, severity) of every finding, and the document.
+fn watch(job: &Job) -> (Vec<(String, String)>, String) {
+    let mut args = vec![
+        "--json".to_string(),
+        "run".into(),
+        "--steps".into(),
+        job.steps.to_string(),
+        "--timeout".into(),
+        "300".into(),
+        "--".into(),
+    ];
+    args.extend(job.command.iter().map(|w| resolve(w)));
+    let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(&args)
+        .env("NO_COLOR", "1")
+        .env("OMP_NUM_THREADS", "1")
+        .current_dir(repo().join("torch/run_zoo"))
+        .output()
+        .expect("run mldebug");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        panic!(
+            "{} seed {}: not JSON ({e}), exit {:?}\nstdout:\n{stdout}\nstderr:\n{}",
+            job.name,
+            job.seed,
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    let findings = doc["findings"]
+        .as_array()
+        .map(|fs| {
+            fs.iter()
+                .map(|f| {
+                    (
+                        f["symptom"].as_str().unwrap_or("").to_string(),
+                        f["severity"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (findings, stdout)
+}
+
+#[test]
+fn every_bug_is_caught_and_no_clean_script_fails() {
+    let queue = Mutex::new(jobs());
+    let problems = Mutex::new(Vec::<String>::new());
+    let caught = Mutex::new(BTreeMap::<String, (usize, usize)>::new());
+    std::thread::scope(|s| {
+        for _ in 0..WORKERS {
+            s.spawn(|| loop {
+                let Some(job) = queue.lock().unwrap().pop() else {
+                    break;
+                };
+                let (found, doc) = watch(&job);
+                let mut c = caught.lock().unwrap();
+                let entry = c.entry(job.name.clone()).or_default();
+                entry.1 += 1;
+                if job.clean {
+                    let fails: Vec<_> = found.iter().filter(|f| f.1 == "fail").collect();
+                    if fails.is_empty() {
+                        entry.0 += 1;
+                    } else {
+                        problems.lock().unwrap().push(format!(
+                            "false alarm: clean {} seed {}: {fails:?}\n{doc}",
+                            job.name, job.seed
+                        ));
+                    }
+                    continue;
+                }
+                let missed: Vec<_> = job
+                    .expect
+                    .iter()
+                    .filter(|id| {
+                        !found
+                            .iter()
+                            .any(|f| &f.0 == *id && (f.1 == "fail" || f.1 == "warn"))
+                    })
+                    .collect();
+                if missed.is_empty() {
+                    entry.0 += 1;
+                } else {
+                    problems.lock().unwrap().push(format!(
+                        "missed: {} seed {}: expected {missed:?}, found {found:?}\n{doc}",
+                        job.name, job.seed
+                    ));
+                }
+            });
+        }
+    });
+    for (name, (ok, n)) in caught.lock().unwrap().iter() {
+        println!("{name}: {ok}/{n} seeds as expected");
+    }
+    let problems = problems.into_inner().unwrap();
+    assert!(
+        problems.is_empty(),
+        "{} problem(s):\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
+}
