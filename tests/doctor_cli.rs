@@ -142,7 +142,7 @@ fn an_unknown_metric_is_a_usage_error_with_a_suggestion() {
 #[test]
 fn every_symptom_id_has_a_playbook_row() {
     let c = mldebug::catalog::embedded();
-    for s in Symptom::ALL {
+    for s in Symptom::ALL.into_iter().chain(Symptom::TRACE) {
         let row = c
             .symptoms
             .iter()

@@ -45,14 +45,23 @@ fn py() -> String {
     python().display().to_string()
 }
 
+/// The `--json` document, validated against the output schema.
 fn doc(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "not JSON ({e}):\n{}\nstderr:\n{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
-    })
+    });
+    let schema: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(super::support::repo().join("schema/output.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("valid schema");
+    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?}\n{doc}");
+    doc
 }
 
 fn symptoms(d: &serde_json::Value) -> Vec<String> {

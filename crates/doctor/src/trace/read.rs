@@ -92,10 +92,13 @@ pub fn parse(text: &str) -> Result<Vec<Process>, TraceError> {
                 message: format!("longer than {MAX_LINE} bytes"),
             });
         }
-        let record: Record = serde_json::from_str(line).map_err(|e| TraceError {
-            line: n,
-            message: format!("not a trace record: {e}"),
-        })?;
+        let record = serde_json::from_str(line)
+            .map(without_nulls)
+            .and_then(serde_json::from_value::<Record>)
+            .map_err(|e| TraceError {
+                line: n,
+                message: format!("not a trace record: {e}"),
+            })?;
         if let Record::Start(s) = record {
             if s.trace != TRACE_VERSION {
                 return Err(TraceError {
@@ -121,6 +124,20 @@ pub fn parse(text: &str) -> Result<Vec<Process>, TraceError> {
         add(p, record);
     }
     Ok(out)
+}
+
+/// `null` means absent in the contract: fields set to it are dropped, so every field's default
+/// (none, zero, empty) stands for it.
+fn without_nulls(v: serde_json::Value) -> serde_json::Value {
+    match v {
+        serde_json::Value::Object(m) => m
+            .into_iter()
+            .filter(|(_, x)| !x.is_null())
+            .map(|(k, x)| (k, without_nulls(x)))
+            .collect(),
+        serde_json::Value::Array(a) => a.into_iter().map(without_nulls).collect(),
+        x => x,
+    }
 }
 
 fn add(p: &mut Process, record: Record) {
@@ -151,7 +168,7 @@ mod tests {
 {"kind":"step","step":1,"loss":"NaN"}
 {"kind":"future_kind","x":1}
 {"kind":"start","trace":1,"pid":2,"rank":1}
-{"kind":"step","step":1,"loss":2.5,"new_field":true}
+{"kind":"step","step":1,"loss":2.5,"new_field":true,"forwards":null}
 {"kind":"end","reason":"steps","steps":1}
 "#;
         let ps = parse(text).unwrap();
