@@ -16,7 +16,7 @@ import threading
 
 from . import models
 from . import state as _state
-from .probes import data, labels, mode, nonfinite, optim
+from .probes import carried, data, labels, mode, nonfinite, optim
 from .probes.tensors import new_hash, tensor_digest_into, tensors_in
 
 _MISSING = object()
@@ -78,7 +78,7 @@ def forward_post(module, args, kwargs, result=_MISSING):
                 break
     st = _state.STATE
     if st.check_forward:
-        nonfinite.check_output(module, result)
+        nonfinite.check_output(module, args, result)
     if _tls.batchnorm:
         version = _tls.batchnorm.pop(id(module), None)
         if version is not None:
@@ -154,7 +154,7 @@ def _before_backward(args, kwargs):
     st.interval.loss = value
     nonfinite.loss_value(value)
     mode.note_backward()
-    optim.before_backward()
+    carried.before_backward()
 
 
 def wrap_backward(original):
@@ -169,7 +169,10 @@ def wrap_backward(original):
             return original(*args, **kwargs)
         finally:
             st.in_backward -= 1
-            optim.after_backward()
+            try:
+                carried.after_backward()
+            except Exception as err:  # never the program's
+                st.fail("backward", err)
 
     return backward
 

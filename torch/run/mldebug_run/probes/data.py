@@ -15,13 +15,12 @@ What it never does: draw from a random number generator, change a batch, or reor
 """
 
 import sys
-import time
 import weakref
 
 from .. import state as _state
 from ..state import probe
 from ..where import where
-from .tensors import fingerprint_bytes, new_hash, raw_bytes, sample, tensor_digest_into, tensors_in
+from .tensors import fingerprint_bytes, new_hash, raw_bytes, tensor_digest_into, tensors_in
 
 ROWS_MAX = 65536  # row fingerprints per loader over the run: 0.5 MB of digests at most
 ROW_ELEMENTS = 4096  # elements hashed per row; an image row is sampled, a token row is whole
@@ -264,6 +263,7 @@ def _finish(entry):
             set_epoch=calls[2] if calls else None, set_epoch_calls=calls[1] if calls else 0)
 
 
+@probe("data")
 def note_forward(grad_enabled, training):
     st = _state.STATE
     entry = getattr(st, "current_loader", None)
@@ -273,6 +273,7 @@ def note_forward(grad_enabled, training):
             entry.current.eval_forwards += 1
 
 
+@probe("data")
 def note_step():
     entry = getattr(_state.STATE, "current_loader", None)
     if entry is not None and entry.current is not None:

@@ -8,12 +8,7 @@ step changed and the size of the update, and the `grads` records. Checksums (flo
 the tensors after the step and of their gradients before it) on heavy steps and every
 CHECKSUM_EVERY steps, for ranks to compare.
 
-Carried gradients are found without reading values: a gradient is "reset" when, at a backward
-call (or at the step), it is None, another tensor, or was written in place since the last look
-(`zero_grad(set_to_none=False)`); a tensor that reaches the next step with a gradient never
-reset since the previous step was carried. Looking only at version counters and identities
-keeps this free on every step, and a GAN's generator backward reaching the discriminator's
-gradients before `netD.zero_grad()` is not mistaken for carrying.
+Whether gradients were carried over from the previous step: probes/carried.py.
 
 What it never does: hold a gradient (weak references only), change a tensor, or synchronise the
 device more than once per step outside heavy steps.
@@ -27,7 +22,7 @@ from .. import models
 from .. import state as _state
 from ..state import HEAVY_STEPS, probe
 from ..where import where
-from . import data, grads, memory, nonfinite
+from . import carried, data, grads, memory, nonfinite
 from .tensors import dense, norms, sample, sums64, to_floats
 
 COPY_BYTES_MAX = 512 << 20  # full before-step copies up to 512 MiB; beyond, strided samples
@@ -56,78 +51,6 @@ def constructed(opt):
     _state.STATE.open_trace(device)
 
 
-def _grad_look(p):
-    g = p.grad
-    return None if g is None else (weakref.ref(g), g._version)
-
-
-def _snapshot(entry, tensors):
-    entry.after_step = [_grad_look(p) for p in tensors]
-    entry.reset = [None] * len(tensors)
-    entry.unresolved = True
-
-
-def observe(entry, tensors, at_step=False, verify=False):
-    """Mark gradients reset since the last look (see the module docs). With `verify` (heavy
-    steps), a gradient written in place counts as reset only if it is all zero."""
-    last, reset = entry.after_step, entry.reset
-    if last is None or not entry.unresolved:
-        return
-    written, pending = [], False
-    for i, p in enumerate(tensors[:len(last)]):
-        if reset[i] is not None:
-            continue
-        g, before = p.grad, last[i]
-        if g is None:
-            if before is not None or not at_step:
-                reset[i] = "none"
-        elif before is None or before[0]() is not g:
-            reset[i] = "none" if at_step else "zeroed"  # at a step: a gradient assigned anew
-            if not at_step:
-                written.append((i, g))
-        elif g._version != before[1] and not at_step:
-            reset[i] = "zeroed"
-            written.append((i, g))
-        else:
-            pending = True
-    if verify and written:
-        for (i, _), size in zip(written, to_floats(norms([g for _, g in written]))):
-            if size != 0.0:
-                reset[i] = None  # written but not zeroed (scaled, clipped): not a reset
-                pending = True
-    entry.unresolved = pending
-
-
-@probe("optimizer")
-def before_backward():
-    """At every backward call: look at the gradients of optimizers not yet resolved."""
-    for entry in _state.STATE.stepped:
-        opt = entry.ref()
-        if opt is not None and entry.unresolved:
-            observe(entry, tensors_of(opt), verify=entry.steps < HEAVY_STEPS)
-
-
-@probe("optimizer")
-def after_backward():
-    """After a backward: what it left is the reference for the next look."""
-    for entry in _state.STATE.stepped:
-        opt = entry.ref()
-        if opt is not None and entry.unresolved and entry.after_step is not None:
-            entry.after_step = [_grad_look(p) if r is None else look for p, r, look
-                                in zip(tensors_of(opt), entry.reset, entry.after_step)]
-
-
-def _before(entry, tensors):
-    """grads_before_backward and the number of carried tensors, at the step pre-hook."""
-    if entry.steps == 0 or entry.after_step is None:
-        return "unknown", None
-    observe(entry, tensors, at_step=True)
-    carried = sum(1 for p, r in zip(tensors, entry.reset) if r is None and p.grad is not None)
-    if carried:
-        return "carried", carried
-    return ("zeroed" if "zeroed" in entry.reset else "none"), 0
-
-
 def _optimizer_record(entry, opt, tensors):
     st = _state.STATE
     in_model = models.model_parameters()
@@ -141,6 +64,17 @@ def _optimizer_record(entry, opt, tensors):
             not_in_models=numel - numel_in, groups=groups)
 
 
+@probe("dist")
+def _dist_record():
+    """Rank and world size from torch.distributed itself (mp.spawn sets no RANK variable)."""
+    dist = sys.modules.get("torch.distributed")
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return
+    st = _state.STATE
+    st.emit("dist", step=st.step, rank=dist.get_rank(), world_size=dist.get_world_size(),
+            backend=str(dist.get_backend()))
+
+
 def _number(value):
     try:
         return float(value)
@@ -148,24 +82,36 @@ def _number(value):
         return None
 
 
-@probe("optimizer")
 def step_pre(opt, args, kwargs):
+    """The global step pre-hook. Counting steps must survive a failing measurement: only the
+    measurements run under a probe guard."""
     st = _state.STATE
+    try:
+        entry = _entry(opt)
+        if entry.index is None:
+            entry.index = len(st.stepped)
+            st.stepped.append(entry)
+            st.open_trace(next((str(p.device) for p in tensors_of(opt)), None))
+            _optimizer_record(entry, opt, tensors_of(opt))
+            if entry.index == 0:
+                _dist_record()
+    except Exception as err:
+        st.fail("steps", err)
+        return
+    _measure_pre(entry, opt)
+
+
+@probe("optimizer")
+def _measure_pre(entry, opt):
     torch = sys.modules["torch"]
-    entry = _entry(opt)
-    if entry.index is None:
-        entry.index = len(st.stepped)
-        st.stepped.append(entry)
-        st.open_trace(next((str(p.device) for p in tensors_of(opt)), None))
-        _optimizer_record(entry, opt, tensors_of(opt))
     tensors = tensors_of(opt)
-    before, carried = _before(entry, tensors)
+    before, n_carried = carried.before_step(entry, tensors)
     heavy = entry.steps < HEAVY_STEPS
     checksum = heavy or (entry.steps + 1) % CHECKSUM_EVERY == 0
     with torch.no_grad():
         with_grad = [p for p in tensors if p.grad is not None and dense(p.grad)]
         grad_norms = norms([p.grad for p in with_grad])
-        pre = {"before": before, "carried": carried, "heavy": heavy, "checksum": checksum,
+        pre = {"before": before, "carried": n_carried, "heavy": heavy, "checksum": checksum,
                "with_grad": len(with_grad), "without_grad": len(tensors) - len(with_grad),
                "grad_sq": _per_device_total([n * n for n in grad_norms]),
                "grad_sum": _per_device_total(sums64([p.grad for p in with_grad])) if checksum else None,
@@ -207,19 +153,36 @@ def _compare(tensors, copies, sampled):
     return changed, deltas, weights
 
 
-@probe("optimizer")
 def step_post(opt, args, kwargs):
+    """The global step post-hook: measure (guarded), then count, and stop after the limit."""
+    st = _state.STATE
+    try:
+        entry = _entry(opt)
+        if entry.index is None:  # the pre-hook failed before numbering it
+            entry.index = len(st.stepped)
+            st.stepped.append(entry)
+        entry.steps += 1
+        pre, entry.heavy = entry.heavy, None
+    except Exception as err:
+        st.fail("steps", err)
+        return
+    if pre is not None:
+        _measure_post(entry, opt, pre)
+    data.note_step()
+    st.interval = _state.Interval(st.now())
+    if entry.index == 0:
+        st.steps += 1  # records of this step are written; later ones lead to the next
+        if st.limit and st.steps >= st.limit:
+            from .. import stop
+
+            stop.finish("steps")
+
+
+@probe("optimizer")
+def _measure_post(entry, opt, pre):
     st = _state.STATE
     torch = sys.modules["torch"]
-    entry = _entry(opt)
-    pre, entry.heavy = entry.heavy, None
-    if pre is None:
-        return
     tensors = tensors_of(opt)
-    entry.steps += 1
-    primary = entry.index == 0
-    if primary:
-        st.steps += 1
     values = []  # 0-d tensors read back together: one synchronisation per device
     with torch.no_grad():
         values.extend(pre["grad_sq"])
@@ -241,17 +204,12 @@ def step_post(opt, args, kwargs):
     if grad_norm is not None and not math.isfinite(grad_norm):
         bad = to_floats(pre["grad_norms"])
         nonfinite.gradient(pre["with_grad_tensors"], bad)
+    nonfinite.after_step(st.interval.loss, grad_norm)
     updates = _heavy_fields(record, tensors, pre, floats[n_sums:]) if pre["heavy"] else None
-    _snapshot(entry, tensors)
+    carried.snapshot(entry, tensors)
     st.emit("step", **record)
     if updates is not None:
         grads.write_records(entry, tensors, updates)
-    data.note_step()
-    st.interval = _state.Interval(st.now())
-    if primary and st.limit and st.steps >= st.limit:
-        from .. import stop
-
-        stop.finish("steps")
 
 
 def _step_record(entry, opt, pre, grad_norm):

@@ -1,0 +1,103 @@
+"""The bootstrap and the process's life under `mldebug run`: the user's own sitecustomize still
+runs, `python -S` and a missing MLDEBUG_RUN_DIR leave the program alone, the program's output is
+byte-identical with and without the probes, the process exits 0 right after the N-th step, an
+exception ends the trace with its traceback, DataLoader workers write no trace, a failing probe
+switches itself off without touching the program.
+
+    python -m unittest discover -s torch/run/tests -t torch/run/tests
+"""
+
+import importlib.util
+import os
+import tempfile
+import unittest
+
+from runner import RUN, fixture, has, kind, only_trace, run, steps
+
+MLP = fixture("mlp_train.py")
+
+
+@unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
+class Bootstrap(unittest.TestCase):
+    def test_user_sitecustomize_still_runs(self):
+        theirs = tempfile.mkdtemp()
+        with open(os.path.join(theirs, "sitecustomize.py"), "w") as f:
+            f.write("import os\nos.environ['USER_SITECUSTOMIZE_RAN'] = 'yes'\n")
+        script = os.path.join(theirs, "probe.py")
+        with open(script, "w") as f:
+            f.write("import os, sys\nprint(os.environ.get('USER_SITECUSTOMIZE_RAN'),"
+                    " sys.modules['sitecustomize'].__file__)\n")
+        result = run([script], pythonpath=[theirs])
+        self.assertEqual(result.rc, 0, result.stderr)
+        ran, module_file = result.stdout.decode().split()
+        self.assertEqual(ran, "yes")
+        self.assertEqual(os.path.dirname(module_file), theirs)
+
+    def test_no_site_writes_no_trace(self):
+        # -S also drops site-packages from sys.path: give torch's folder back by PYTHONPATH.
+        packages = os.path.dirname(importlib.util.find_spec("torch").submodule_search_locations[0])
+        result = run([MLP, "--iterations", "2"], steps=5, flags=["-S"], pythonpath=[packages])
+        self.assertEqual(result.rc, 0, result.stderr)
+        self.assertEqual(result.traces, {})
+
+    def test_without_run_dir_nothing_is_installed(self):
+        script = os.path.join(tempfile.mkdtemp(), "check.py")
+        with open(script, "w") as f:
+            f.write("import sys, torch\nprint('mldebug_run' in sys.modules)\n")
+        result = run([script], bootstrap=False, pythonpath=[RUN])
+        self.assertEqual(result.stdout.decode().strip(), "False", result.stderr)
+
+    def test_output_is_byte_identical(self):
+        plain = run([MLP, "--iterations", "8", "--no-shuffle", "--accumulate", "2"],
+                    bootstrap=False)
+        watched = run([MLP, "--iterations", "8", "--no-shuffle", "--accumulate", "2"], steps=0)
+        self.assertEqual(plain.rc, 0, plain.stderr)
+        self.assertEqual(watched.rc, 0, watched.stderr)
+        self.assertIn(b"final loss", plain.stdout)
+        self.assertEqual(plain.stdout, watched.stdout)
+        self.assertNotIn("mldebug run", watched.stderr)
+        records = only_trace(watched)
+        self.assertEqual(records[-1]["kind"], "end")
+        self.assertEqual(records[-1]["reason"], "exit")
+        self.assertEqual(records[-1]["steps"], 8)
+
+    def test_exits_zero_right_after_the_last_step(self):
+        result = run([MLP, "--iterations", "50"], steps=3)
+        self.assertEqual(result.rc, 0, result.stderr)
+        # The process ends inside the third step: the line printed after it never comes.
+        self.assertEqual(result.stdout.decode().split("\n"), ["after step 1", "after step 2", ""])
+        records = only_trace(result)
+        self.assertEqual(records[0]["kind"], "start")
+        self.assertEqual(records[0]["steps_limit"], 3)
+        end = records[-1]
+        self.assertEqual((end["kind"], end["reason"], end["steps"]), ("end", "steps", 3))
+        self.assertEqual([r["step"] for r in steps(records)], [1, 2, 3])
+
+    def test_exception_ends_the_trace_with_its_traceback(self):
+        result = run([MLP, "--bug", "raise"], steps=10)
+        self.assertNotEqual(result.rc, 0)
+        end = only_trace(result)[-1]
+        self.assertEqual((end["kind"], end["reason"], end["steps"]), ("end", "exception", 2))
+        self.assertIn("ValueError: a batch the program cannot handle", end["exception"])
+        self.assertIn("mlp_train.py", end["exception"])
+        self.assertLessEqual(len(end["exception"].splitlines()), 20)
+
+    def test_dataloader_workers_write_no_trace(self):
+        result = run([MLP, "--iterations", "4", "--workers", "2"], steps=3)
+        self.assertEqual(result.rc, 0, result.stderr)
+        records = only_trace(result)
+        self.assertEqual(kind(records, "loader")[0]["num_workers"], 2)
+        self.assertEqual(records[-1]["reason"], "steps")
+
+    def test_failing_probe_is_switched_off_and_reported_once(self):
+        result = run([MLP, "--iterations", "4", "--bug", "probe_fails"], steps=0)
+        self.assertEqual(result.rc, 0, result.stderr)
+        self.assertEqual(result.stderr.count("mldebug run: probe memory failed: ZeroDivisionError"),
+                         1, result.stderr)
+        records = only_trace(result)
+        self.assertEqual(len(steps(records)), 4)
+        self.assertEqual(records[-1]["probe_errors"], ["memory: ZeroDivisionError: division by zero"])
+
+
+if __name__ == "__main__":
+    unittest.main()
