@@ -48,11 +48,19 @@ class Loader:
         self.index = index
         self.ref = weakref.ref(loader)
         self.where = where_text
-        self.dataset = weakref.ref(loader.dataset) if _weakrefable(loader.dataset) else None
+        # A strong reference: the overlap is computed at the end, when a program that returned
+        # from its training function has dropped its datasets. Iterable datasets are not kept.
+        dataset = loader.dataset
+        self.dataset = None if _iterable(dataset) else dataset
         self.recorded = False
         self.epochs = 0
         self.current = None
         self.rows_fingerprinted = 0
+
+
+def _iterable(dataset):
+    torch = sys.modules["torch"]
+    return isinstance(dataset, torch.utils.data.IterableDataset)
 
 
 def _weakrefable(obj):

@@ -8,6 +8,9 @@ augmentation drawn at random makes equal rows differ. Done at the end because re
 may draw from the program's random streams, which then no longer matter. `complete` is false
 when a dataset was longer than ITEMS_MAX or the time ran out.
 
+The loaders' map-style datasets are kept (data.py holds a reference to each) so that a program
+that has returned from its training function still has them at its exit.
+
 What it never does: read an iterable-style dataset (it has no index), or run before the end.
 """
 
@@ -72,18 +75,13 @@ def _fingerprints(dataset, deadline):
 @probe("overlap")
 def write_records():
     st = _state.STATE
-    torch = sys.modules["torch"]
     entries = getattr(st, "loader_list", [])
     train = next((e for e in entries if "train" in getattr(e, "roles", ())), None)
-    train_set = train.dataset() if train is not None and train.dataset is not None else None
-    if train_set is None or isinstance(train_set, torch.utils.data.IterableDataset):
+    train_set = train.dataset if train is not None else None
+    if train_set is None:
         return
-    others = []
-    for e in entries:
-        dataset = e.dataset() if e.dataset is not None else None
-        if (e is not train and dataset is not None and "train" not in getattr(e, "roles", ())
-                and not isinstance(dataset, torch.utils.data.IterableDataset)):
-            others.append((e, dataset))
+    others = [(e, e.dataset) for e in entries if e is not train and e.dataset is not None
+              and "train" not in getattr(e, "roles", ())]
     if not others:
         return
     deadline = time.monotonic() + TIME_BUDGET_S

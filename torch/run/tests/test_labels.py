@@ -1,0 +1,97 @@
+"""Losses and labels in the trace: a transformers GPT-2 whose collate builds the labels right,
+shifts them (shifted twice) or labels the padding; probabilities and log-probabilities passed
+to the loss; a token model whose targets are its inputs or the next tokens.
+
+    python -m unittest discover -s torch/run/tests -t torch/run/tests -p test_labels.py
+"""
+
+import math
+import unittest
+
+from runner import fixture, has, kind, only_trace, run
+
+
+def trace_of(script, *args):
+    result = run([fixture(script), *args], steps=0)
+    assert result.rc == 0, result.stderr
+    return only_trace(result)
+
+
+@unittest.skipUnless(has("torch") and has("transformers"), "needs torch and transformers")
+class HuggingFaceLabels(unittest.TestCase):
+    def labels(self, collate):
+        records = trace_of("hf_gpt2.py", "--collate", collate)
+        model = kind(records, "model")[0]
+        self.assertEqual((model["class"], model["shifts_labels"]), ("GPT2LMHeadModel", True))
+        found = kind(records, "labels")
+        self.assertEqual([r["step"] for r in found], [1, 2, 3])
+        return records, found
+
+    def test_labels_equal_to_inputs(self):
+        records, found = self.labels("correct")
+        for r in found:
+            self.assertEqual((r["source"], r["shifts_labels"]), ("kwargs", True))
+            self.assertEqual(r["equal_inputs"], 1.0)
+            self.assertLess(r["next_inputs"], 0.2)
+            self.assertEqual((r["positions"], r["ignored"]), (8 * 16, 0))
+            self.assertEqual((r["pad_from"], r["pad_positions"], r["pad_labelled"]),
+                             ("attention_mask", 0, 0))
+        # The model's own loss: cross_entropy over the shifted logits, called where the model was.
+        call = kind(records, "loss_call")[0]
+        self.assertEqual((call["fn"], call["classes"], call["probabilities"]),
+                         ("cross_entropy", 64, False))
+        self.assertTrue(call["where"].endswith("hf_gpt2.py:%d" % line_of("model(**batch)")))
+        self.assertLess(abs(call["value"] - math.log(64)), 1.0)
+
+    def test_labels_shifted_twice(self):
+        for r in self.labels("shifted")[1]:
+            self.assertEqual(r["next_inputs"], 1.0)
+            self.assertLess(r["equal_inputs"], 0.2)
+            self.assertEqual(r["ignored"], 8)
+
+    def test_padding_labelled(self):
+        for r in self.labels("padded")[1]:
+            self.assertEqual((r["pad_positions"], r["pad_labelled"]), (8 * 8, 8 * 8))
+
+
+def line_of(text):
+    with open(fixture("hf_gpt2.py")) as f:
+        return next(i for i, line in enumerate(f, 1) if text in line)
+
+
+@unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
+class LossCalls(unittest.TestCase):
+    def calls(self, case):
+        return kind(trace_of("losses.py", "--case", case), "loss_call")
+
+    def test_logits(self):
+        calls = self.calls("ce")
+        self.assertEqual(len(calls), 3)  # the first three steps only
+        for c in calls:
+            self.assertEqual((c["classes"], c["targets"], c["ignored"]), (5, 32, 0))
+            self.assertEqual((c["probabilities"], c["log_probabilities"]), (False, False))
+        self.assertLess(abs(calls[0]["value"] - math.log(5)), 0.5)
+
+    def test_softmax_before_cross_entropy(self):
+        for c in self.calls("softmax_ce"):
+            self.assertEqual((c["probabilities"], c["log_probabilities"]), (True, False))
+
+    def test_log_softmax_into_nll(self):
+        for c in self.calls("logsoftmax_nll"):
+            self.assertEqual((c["fn"], c["probabilities"], c["log_probabilities"]),
+                             ("nll_loss", False, True))
+
+    def test_token_targets_equal_to_inputs(self):
+        found = kind(trace_of("losses.py", "--case", "lm_unshifted"), "labels")
+        self.assertEqual(len(found), 3)
+        for r in found:
+            self.assertEqual((r["source"], r["shifts_labels"]), ("loss", False))
+            self.assertEqual((r["equal_inputs"], r["positions"]), (1.0, 48))
+
+    def test_token_targets_shifted_by_the_program(self):
+        for r in kind(trace_of("losses.py", "--case", "lm_shifted"), "labels"):
+            self.assertEqual((r["source"], r["next_inputs"], r["positions"]), ("loss", 1.0, 44))
+
+
+if __name__ == "__main__":
+    unittest.main()
