@@ -126,15 +126,131 @@ fn the_same_shape_from_flags_and_from_config_json_gives_the_same_estimate() {
         "32000",
     ]);
     assert_eq!(from_config["estimate"], from_flags["estimate"]);
-    let rough = json(&["--params", "7B"]);
-    assert_eq!(
-        rough["estimate"]["params"]["total"].as_u64().unwrap() / 1_000_000_000,
-        7
-    );
-    assert!(rough["assumptions"][0]
-        .as_str()
-        .unwrap()
-        .contains("shape guessed from the parameter count"));
+}
+
+/// `--params N`: the guessed shape holds N parameters (within 1%) over the whole range the flag
+/// accepts, and the weights and optimizer state are that count times their bytes.
+#[test]
+fn a_parameter_count_is_the_count_the_estimate_uses() {
+    for count in [
+        "1M", "3M", "10M", "31M", "124M", "350M", "1.1B", "7B", "13B", "70B", "405B", "100T",
+    ] {
+        let v = json(&["--params", count, "--gpu", "h100"]);
+        let n = mldebug_memory::units::parse_count(count).unwrap() as f64;
+        let total = v["estimate"]["params"]["total"].as_f64().unwrap();
+        assert!(
+            (total / n - 1.0).abs() <= 0.01,
+            "--params {count}: the estimate counts {total}"
+        );
+        let component = |key: &str| {
+            v["estimate"]["components"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["key"] == key)
+                .unwrap_or_else(|| panic!("{key}"))["bytes"]
+                .as_f64()
+                .unwrap()
+        };
+        // The default setup: mixed bf16 (2-byte weights, fp32 master), AdamW (8 bytes).
+        assert_eq!(component("weights"), 2.0 * total, "--params {count}");
+        assert_eq!(component("optimizer"), 8.0 * total, "--params {count}");
+        let words = v["assumptions"][0].as_str().unwrap();
+        assert!(
+            words.contains("shape guessed from the parameter count"),
+            "{words}"
+        );
+    }
+}
+
+/// A flag given is used or refused, never replaced by its default or dropped: `--quant none`
+/// with `--method qlora` was read as nf4, and `--model` ignored every training flag.
+#[test]
+fn a_flag_given_is_used_or_refused_with_both_flags_named() {
+    let refused: &[(&[&str], &[&str])] = &[
+        (
+            &["--params", "7B", "--method", "qlora", "--quant", "none"],
+            &["--quant none", "--method qlora"],
+        ),
+        (
+            &["--params", "7B", "--lora-r", "16"],
+            &["--lora-r", "--method full"],
+        ),
+        (
+            &["--params", "7B", "--method", "lora", "--no-kbit-upcast"],
+            &["--no-kbit-upcast", "--quant none"],
+        ),
+        (
+            &[
+                "--params",
+                "7B",
+                "--method",
+                "qlora",
+                "--quant",
+                "int8",
+                "--double-quant",
+            ],
+            &["--double-quant", "--quant int8"],
+        ),
+        (
+            &["--model", "zoo::mlp", "--batch", "8"],
+            &["--batch", "--model zoo::mlp"],
+        ),
+        (
+            &["--model", "zoo::mlp", "--headroom", "20"],
+            &["--headroom"],
+        ),
+        (&["--model", "zoo::mlp", "--method", "full"], &["--method"]),
+        (
+            &["--params", "7B", "--features", "cuda"],
+            &["--features", "crate::PATH"],
+        ),
+        (
+            &["--model", "zoo::mlp", "--release"],
+            &["--release", "crate::PATH"],
+        ),
+    ];
+    for (args, words) in refused {
+        let err = usage_error(args);
+        for w in *words {
+            assert!(err.contains(w), "{args:?}: `{w}` not in {err}");
+        }
+    }
+    // Given values that fit together are honoured as given.
+    let v = json(&["--params", "7B", "--method", "lora", "--quant", "int8"]);
+    assert_eq!(v["setup"]["method"], "lora");
+    assert_eq!(v["setup"]["quant"], "int8");
+    let v = json(&["--params", "7B", "--method", "qlora"]);
+    assert_eq!(v["setup"]["quant"], "nf4");
+    let v = json(&["--params", "7B", "--method", "full", "--quant", "none"]);
+    assert_eq!(v["setup"]["quant"], "none");
+}
+
+/// A config.json value outside its field's range is exit 2 naming the file, the field and the
+/// range (`attention_dropout: 1e308` was accepted).
+#[test]
+fn a_config_value_out_of_range_names_the_file_the_field_and_the_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.json");
+    let text = std::fs::read_to_string(TINYLLAMA).unwrap();
+    let mut config: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for (field, bad, range) in [
+        ("attention_dropout", "1e308", "a probability from 0 to 1"),
+        ("attention_dropout", "-0.5", "a probability from 0 to 1"),
+        ("num_hidden_layers", "0", "a whole number from 1 to 100000"),
+        ("hidden_size", "1e308", "a whole number from 1 to 1000000"),
+    ] {
+        let mut c = config.clone();
+        c[field] = serde_json::from_str(bad).unwrap();
+        std::fs::write(&path, c.to_string()).unwrap();
+        let err = usage_error(&["--config", path.to_str().unwrap()]);
+        let want = format!("{}: field `{field}`: expected {range}", path.display());
+        assert!(err.contains(&want), "{field} = {bad}: {err}");
+    }
+    config["attention_dropout"] = serde_json::json!(0.1);
+    std::fs::write(&path, config.to_string()).unwrap();
+    let v = json(&["--config", path.to_str().unwrap()]);
+    assert_eq!(v["shape"]["attention_dropout"], 0.1);
 }
 
 #[test]
@@ -193,6 +309,8 @@ fn bad_input_is_exit_2_with_a_message_that_names_it() {
         ),
         (&["--params", "7B", "--quant", "nf4"], "--method qlora"),
         (&["--params", "7B", "--shard", "zero3"], "--gpus 2"),
+        (&["--params", "999K"], "expected 1M to 100T parameters"),
+        (&["--params", "101T"], "out of range"),
         (
             &[
                 "--params",

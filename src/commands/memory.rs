@@ -13,12 +13,13 @@ use crate::context::Context;
 use crate::render::output::{emit, emit_json};
 use crate::render::{json, memory as render_memory, style::Style};
 use crate::{Error, Exit, Result};
-use mldebug_memory::architecture::{guess_shape, Shape};
+use mldebug_memory::architecture::Shape;
 use mldebug_memory::estimate::estimate;
 use mldebug_memory::fit::{self, Gpu, DEFAULT_HEADROOM, MAX_BATCH, MAX_SEQ};
+use mldebug_memory::guess::{guess_shape, parse_guess_count};
 use mldebug_memory::report::{MemoryReport, ModelMemory};
 use mldebug_memory::setup::{
-    Attention, Method, Optimizer, Precision, Quant, Setup, Shard, Targets,
+    Attention, Given, Method, Optimizer, Precision, Quant, Setup, Shard, Targets,
 };
 use mldebug_memory::{config, units};
 use std::path::PathBuf;
@@ -34,9 +35,9 @@ pub struct Args {
     /// training it; `check memory` measures the same model beside this estimate.
     #[arg(long, value_name = "zoo::NAME|crate::PATH", conflicts_with_all = ["params", "layers"])]
     pub model: Option<String>,
-    /// A parameter count (7B, 1.1B, 350M) for a rough answer: the activations then come from a
-    /// guessed llama-style shape.
-    #[arg(long, value_name = "COUNT", value_parser = units::parse_count, conflicts_with = "layers")]
+    /// A parameter count from 1M to 100T (7B, 1.1B, 350M) for a rough answer: the activations
+    /// then come from a guessed llama-style shape that holds this count (within 1%).
+    #[arg(long, value_name = "COUNT", value_parser = parse_guess_count, conflicts_with = "layers")]
     pub params: Option<u64>,
     #[command(flatten)]
     pub shape: ShapeArgs,
@@ -77,27 +78,26 @@ fn width(s: &str) -> Result<u64, String> {
     units::parse_bounded(s, 1, mldebug_memory::architecture::MAX_WIDTH, "a width")
 }
 
-/// What is trained, and how.
+/// What is trained, and how. Each flag is `None` when left out, so that a value given is never
+/// taken for the default ([`Given`] fills the defaults in).
 #[derive(Debug, Clone, clap::Args)]
 pub struct TrainingArgs {
-    #[arg(long, default_value = "full", value_name = "full|lora|qlora")]
-    pub method: Method,
-    /// LoRA rank.
-    #[arg(long = "lora-r", default_value_t = 8, value_name = "R", value_parser = |s: &str| units::parse_bounded(s, 1, 65_536, "a rank"))]
-    pub lora_r: u64,
+    /// What is trained [default: full].
+    #[arg(long, value_name = "full|lora|qlora")]
+    pub method: Option<Method>,
+    /// LoRA rank [default: 8].
+    #[arg(long = "lora-r", value_name = "R", value_parser = |s: &str| units::parse_bounded(s, 1, 65_536, "a rank"))]
+    pub lora_r: Option<u64>,
     /// Modules that get adapters: names (q_proj,v_proj) or all-linear (default: PEFT's for the
     /// model type).
     #[arg(long, value_name = "NAMES")]
     pub lora_targets: Option<Targets>,
-    #[arg(
-        long,
-        default_value = "mixed-bf16",
-        value_name = "fp32|bf16|fp16|mixed-bf16|mixed-fp16"
-    )]
-    pub precision: Precision,
-    /// How the frozen base is stored (qlora defaults to nf4).
-    #[arg(long, default_value = "none", value_name = "none|int8|nf4")]
-    pub quant: Quant,
+    /// Weights' and compute's precision [default: mixed-bf16].
+    #[arg(long, value_name = "fp32|bf16|fp16|mixed-bf16|mixed-fp16")]
+    pub precision: Option<Precision>,
+    /// How the frozen base is stored [default: none; nf4 with --method qlora].
+    #[arg(long, value_name = "none|int8|nf4")]
+    pub quant: Option<Quant>,
     /// Quantize the 4-bit block constants too (bitsandbytes' double quantization).
     #[arg(long)]
     pub double_quant: bool,
@@ -105,35 +105,57 @@ pub struct TrainingArgs {
     /// prepare_model_for_kbit_training casts them).
     #[arg(long)]
     pub no_kbit_upcast: bool,
+    /// The optimizer [default: adamw].
     #[arg(
         long,
-        default_value = "adamw",
         value_name = "adamw|adamw-8bit|paged-adamw|sgd|sgd-momentum|adafactor"
     )]
-    pub optimizer: Optimizer,
-    /// Micro-batch per GPU.
-    #[arg(long, default_value_t = 1, value_parser = |s: &str| units::parse_bounded(s, 1, MAX_BATCH, "a batch size"))]
-    pub batch: u64,
-    /// Context length in tokens.
-    #[arg(long, default_value_t = 2048, value_parser = |s: &str| units::parse_bounded(s, 1, MAX_SEQ, "a context length"))]
-    pub seq: u64,
-    /// Gradient accumulation steps (gradients then live through the forward passes too).
-    #[arg(long, default_value_t = 1, value_parser = |s: &str| units::parse_bounded(s, 1, 65_536, "a step count"))]
-    pub grad_accum: u64,
+    pub optimizer: Option<Optimizer>,
+    /// Micro-batch per GPU [default: 1].
+    #[arg(long, value_name = "N", value_parser = |s: &str| units::parse_bounded(s, 1, MAX_BATCH, "a batch size"))]
+    pub batch: Option<u64>,
+    /// Context length in tokens [default: 2048].
+    #[arg(long, value_name = "N", value_parser = |s: &str| units::parse_bounded(s, 1, MAX_SEQ, "a context length"))]
+    pub seq: Option<u64>,
+    /// Gradient accumulation steps (gradients then live through the forward passes too)
+    /// [default: 1].
+    #[arg(long, value_name = "N", value_parser = |s: &str| units::parse_bounded(s, 1, 65_536, "a step count"))]
+    pub grad_accum: Option<u64>,
     /// Recompute activations in backward instead of keeping them.
     #[arg(long)]
     pub grad_checkpointing: bool,
-    #[arg(long, default_value = "sdpa", value_name = "eager|sdpa|flash")]
-    pub attention: Attention,
-    /// GPUs the run is spread over.
-    #[arg(long, default_value_t = 1, value_parser = |s: &str| units::parse_bounded(s, 1, 65_536, "a GPU count"))]
-    pub gpus: u64,
-    #[arg(
-        long,
-        default_value = "none",
-        value_name = "none|zero1|zero2|zero3|fsdp"
-    )]
-    pub shard: Shard,
+    /// The attention kernel [default: sdpa].
+    #[arg(long, value_name = "eager|sdpa|flash")]
+    pub attention: Option<Attention>,
+    /// GPUs the run is spread over [default: 1].
+    #[arg(long, value_name = "N", value_parser = |s: &str| units::parse_bounded(s, 1, 65_536, "a GPU count"))]
+    pub gpus: Option<u64>,
+    /// How model state is split over the GPUs [default: none].
+    #[arg(long, value_name = "none|zero1|zero2|zero3|fsdp")]
+    pub shard: Option<Shard>,
+}
+
+impl TrainingArgs {
+    /// The flags as given.
+    fn given(&self) -> Given {
+        Given {
+            method: self.method,
+            lora_rank: self.lora_r,
+            lora_targets: self.lora_targets.clone(),
+            precision: self.precision,
+            quant: self.quant,
+            double_quant: self.double_quant,
+            no_kbit_upcast: self.no_kbit_upcast,
+            optimizer: self.optimizer,
+            batch: self.batch,
+            seq: self.seq,
+            grad_accum: self.grad_accum,
+            grad_checkpointing: self.grad_checkpointing,
+            attention: self.attention,
+            gpus: self.gpus,
+            shard: self.shard,
+        }
+    }
 }
 
 /// Which GPUs to hold the estimate against.
@@ -146,19 +168,83 @@ pub struct TargetArgs {
     /// A GPU of this size instead (24GB, 80GiB).
     #[arg(long, value_name = "SIZE", value_parser = units::parse_bytes)]
     pub gpu_memory: Option<f64>,
-    /// Percent of the GPU kept free for evaluation and caching.
-    #[arg(long, value_name = "PERCENT", default_value_t = (DEFAULT_HEADROOM * 100.0) as u64, value_parser = |s: &str| units::parse_bounded(s, 0, 90, "a percentage"))]
-    pub headroom: u64,
+    /// Percent of the GPU kept free for evaluation and caching [default: 10].
+    #[arg(long, value_name = "PERCENT", value_parser = |s: &str| units::parse_bounded(s, 0, 90, "a percentage"))]
+    pub headroom: Option<u64>,
+}
+
+impl TargetArgs {
+    /// The flags given, as typed.
+    fn flags(&self) -> Vec<&'static str> {
+        [
+            ("--gpu", self.gpu.is_some()),
+            ("--gpu-memory", self.gpu_memory.is_some()),
+            ("--headroom", self.headroom.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .collect()
+    }
+}
+
+/// The flags of `--model crate::PATH`'s build, as typed, that were given.
+fn build_flags(b: &super::check::BuildArgs) -> Vec<&'static str> {
+    [
+        ("--features", !b.features.is_empty()),
+        ("--release", b.release),
+        ("--debug", b.debug),
+        ("--offline", b.offline),
+        ("--manifest-path", b.manifest_path.is_some()),
+        ("--package", b.package.is_some()),
+    ]
+    .into_iter()
+    .filter_map(|(flag, given)| given.then_some(flag))
+    .collect()
+}
+
+/// Refuses flags that the chosen model source would not read, naming them: a value given is
+/// used or refused, never dropped.
+fn refuse_unread(args: &Args) -> Result<()> {
+    let crate_model = args
+        .model
+        .as_deref()
+        .is_some_and(|m| !m.starts_with("zoo::"));
+    let unread_build = if crate_model {
+        Vec::new()
+    } else {
+        build_flags(&args.build)
+    };
+    if let Some(flag) = unread_build.first() {
+        return Err(Error::usage(format!(
+            "{flag} builds a model in your crate; it applies to --model crate::PATH only"
+        )));
+    }
+    if let Some(model) = &args.model {
+        let mut unread = args.training.given().flags();
+        unread.extend(args.target.flags());
+        if let Some(flag) = unread.first() {
+            return Err(Error::usage(format!(
+                "{flag} with --model {model}: a candle model is estimated as `check memory` trains \
+                 it (its own batch, fp32, AdamW, no GPU targets); the training and GPU flags \
+                 apply to --config, the shape flags and --params"
+            )));
+        }
+    }
+    Ok(())
 }
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
+    refuse_unread(&args)?;
     if let Some(model) = &args.model {
         return run_model(model, &args.build, g);
     }
     let (source, shape, guessed) = read_shape(&args)?;
     let setup = setup(&args.training)?;
     let estimate = estimate(&shape, &setup).map_err(Error::usage)?;
-    let headroom = args.target.headroom as f64 / 100.0;
+    let headroom = args
+        .target
+        .headroom
+        .map_or(DEFAULT_HEADROOM, |p| p as f64 / 100.0);
     let gpus = gpus(&args.target)?;
     let report = MemoryReport {
         targets: fit::targets(&shape, &setup, &estimate, &gpus, headroom),
@@ -182,8 +268,7 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
 /// The shape, where it came from, and whether it was guessed from a bare count.
 fn read_shape(args: &Args) -> Result<(String, Shape, bool)> {
     if let Some(path) = &args.config {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| Error::input(path, "reading it", e))?;
+        let text = read_config(path)?;
         let shape = config::parse(path, &text)?;
         return Ok((path.display().to_string(), shape, false));
     }
@@ -203,7 +288,8 @@ fn read_shape(args: &Args) -> Result<(String, Shape, bool)> {
         return Ok(("flags".into(), shape, false));
     }
     if let Some(count) = args.params {
-        return Ok((format!("--params {count}"), guess_shape(count), true));
+        let shape = guess_shape(count).map_err(Error::usage)?;
+        return Ok((format!("--params {count}"), shape, true));
     }
     Err(Error::usage(
         "give the model: --config config.json, the shape (--layers --hidden --heads --vocab, \
@@ -211,26 +297,35 @@ fn read_shape(args: &Args) -> Result<(String, Shape, bool)> {
     ))
 }
 
-fn setup(t: &TrainingArgs) -> Result<Setup> {
-    Setup {
-        method: t.method,
-        lora_rank: t.lora_r,
-        lora_targets: t.lora_targets.clone().unwrap_or(Targets::Default),
-        precision: t.precision,
-        quant: t.quant,
-        double_quant: t.double_quant,
-        kbit_upcast: !t.no_kbit_upcast,
-        optimizer: t.optimizer,
-        batch: t.batch,
-        seq: t.seq,
-        grad_accum: t.grad_accum,
-        grad_checkpointing: t.grad_checkpointing,
-        attention: t.attention,
-        gpus: t.gpus,
-        shard: t.shard,
+/// A config.json, refused past [`config::MAX_CONFIG_BYTES`] before it is read whole.
+fn read_config(path: &std::path::Path) -> Result<String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| Error::input(path, "reading it", e))?;
+    let mut bytes = Vec::new();
+    file.take(config::MAX_CONFIG_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::input(path, "reading it", e))?;
+    if bytes.len() as u64 > config::MAX_CONFIG_BYTES {
+        return Err(Error::input(
+            path,
+            "size",
+            format!(
+                "more than {} bytes; a config.json is a few kilobytes",
+                config::MAX_CONFIG_BYTES
+            ),
+        ));
     }
-    .validate()
-    .map_err(Error::usage)
+    String::from_utf8(bytes).map_err(|e| {
+        Error::input(
+            path,
+            format!("byte {}", e.utf8_error().valid_up_to()),
+            "not UTF-8 text",
+        )
+    })
+}
+
+fn setup(t: &TrainingArgs) -> Result<Setup> {
+    t.given().resolve().map_err(Error::usage)
 }
 
 fn gpus(t: &TargetArgs) -> Result<Vec<Gpu>> {

@@ -412,37 +412,3 @@ impl Shape {
         Ok(())
     }
 }
-
-/// Hidden units per layer in the llama-style shape guessed from a bare parameter count: Llama 2
-/// 7B (4096 wide, 32 layers) and 13B (5120, 40) both have 128.
-pub const GUESS_WIDTH_PER_LAYER: u64 = 128;
-/// Vocabulary of the guessed shape (Llama 2's).
-pub const GUESS_VOCAB: u64 = 32_000;
-/// Head dimension of the guessed shape.
-pub const GUESS_HEAD_DIM: u64 = 128;
-
-/// A llama-style shape whose blocks hold about `params` parameters (`--params 7B` alone): width
-/// [`GUESS_WIDTH_PER_LAYER`] × depth, MLP 8/3 of the width (rounded to 256), as Llama's. The
-/// parameter count itself is taken as given; only the activations depend on this guess.
-pub fn guess_shape(params: u64) -> Shape {
-    // Blocks hold ~12·L·h² parameters (4h² attention + 8h² MLP) and h = 128·L.
-    let per_cube = 12.0 * (GUESS_WIDTH_PER_LAYER * GUESS_WIDTH_PER_LAYER) as f64;
-    let layers = ((params as f64 / per_cube).cbrt().round() as u64).max(1);
-    let hidden = (layers * GUESS_WIDTH_PER_LAYER).max(GUESS_HEAD_DIM);
-    let intermediate = (hidden * 8 / 3).div_ceil(256) * 256;
-    let heads = (hidden / GUESS_HEAD_DIM).max(1);
-    Shape::llama_style(layers, hidden, intermediate, heads, heads, GUESS_VOCAB)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_guessed_shape_is_near_the_real_one() {
-        let s = guess_shape(7_000_000_000);
-        assert_eq!((s.layers, s.hidden), (33, 4224));
-        let blocks = s.params().linear as f64;
-        assert!((blocks / 7e9 - 1.0).abs() < 0.15, "{blocks}");
-    }
-}

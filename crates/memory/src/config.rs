@@ -2,9 +2,13 @@
 //! and bert, each to a [`Shape`].
 //!
 //! Unknown fields are ignored (configs carry dozens: token ids, rope settings, dtypes). A field
-//! the shape needs and the file lacks is an error naming the file, the field and the family; so
-//! is a value of the wrong kind. `null` counts as absent, as transformers reads it. Defaults are
-//! transformers' own for each config class.
+//! the shape needs and the file lacks is an error naming the file, the field and the family.
+//! Every field read has a range, and a value outside it, or of the wrong kind, is an error
+//! naming the file, the field and the range: dimensions are whole numbers from 1 to their limit,
+//! dropout probabilities lie in 0..=1, soft-capping is a finite number above 0, flags are true or
+//! false, `architectures` is a list of names and `id2label` an object of 1 or more labels.
+//! `null` counts as absent, as transformers reads it. Defaults are transformers' own for each
+//! config class.
 
 use crate::architecture::{Family, Head, Mlp, Norm, Shape};
 use mldebug_text::input_error::{Error, Result};
@@ -19,6 +23,10 @@ pub const SUPPORTED: [&str; 10] = [
 /// The largest values accepted, far above any published model and low enough that every
 /// product the estimate forms stays exact in 64 bits (see [`Shape::check_limits`]).
 pub use crate::architecture::{MAX_LAYERS, MAX_VOCAB, MAX_WIDTH};
+
+/// The largest config.json read: published configs are a few kilobytes, the largest (a
+/// classifier's `id2label` of tens of thousands of classes) about a megabyte.
+pub const MAX_CONFIG_BYTES: u64 = 16 << 20;
 
 /// The limit for a config field.
 fn limit(name: &str) -> u64 {
@@ -109,8 +117,8 @@ fn decoder(f: &Fields, family: Family) -> Result<Shape> {
     shape.mlp_bias = f.opt_bool("mlp_bias")?.unwrap_or(false);
     shape.norms_per_layer = if family == Family::Gemma2 { 4 } else { 2 };
     shape.qk_norm = family == Family::Qwen3;
-    shape.attention_dropout = f.opt_f64("attention_dropout")?.unwrap_or(0.0);
-    shape.logit_softcap = f.opt_f64("final_logit_softcapping")?.is_some();
+    shape.attention_dropout = f.opt_probability("attention_dropout")?.unwrap_or(0.0);
+    shape.logit_softcap = f.opt_positive("final_logit_softcapping")?.is_some();
     shape.max_positions = f.opt_dim("max_position_embeddings")?.unwrap_or(0);
     Ok(shape)
 }
@@ -138,8 +146,8 @@ fn gpt2(f: &Fields) -> Result<Shape> {
     shape.mlp_bias = true;
     shape.positions = positions;
     shape.max_positions = positions;
-    shape.attention_dropout = f.opt_f64("attn_pdrop")?.unwrap_or(0.1);
-    shape.hidden_dropout = f.opt_f64("resid_pdrop")?.unwrap_or(0.1);
+    shape.attention_dropout = f.opt_probability("attn_pdrop")?.unwrap_or(0.1);
+    shape.hidden_dropout = f.opt_probability("resid_pdrop")?.unwrap_or(0.1);
     Ok(shape)
 }
 
@@ -164,8 +172,8 @@ fn gpt_neox(f: &Fields) -> Result<Shape> {
     shape.qkv_bias = bias;
     shape.out_bias = bias;
     shape.mlp_bias = true;
-    shape.attention_dropout = f.opt_f64("attention_dropout")?.unwrap_or(0.0);
-    shape.hidden_dropout = f.opt_f64("hidden_dropout")?.unwrap_or(0.0);
+    shape.attention_dropout = f.opt_probability("attention_dropout")?.unwrap_or(0.0);
+    shape.hidden_dropout = f.opt_probability("hidden_dropout")?.unwrap_or(0.0);
     shape.max_positions = f.opt_dim("max_position_embeddings")?.unwrap_or(0);
     Ok(shape)
 }
@@ -196,8 +204,10 @@ fn bert(f: &Fields) -> Result<Shape> {
     shape.token_types = f.opt_dim("type_vocab_size")?.unwrap_or(2);
     shape.embedding_norm = true;
     shape.head = bert_head(f)?;
-    shape.attention_dropout = f.opt_f64("attention_probs_dropout_prob")?.unwrap_or(0.1);
-    shape.hidden_dropout = f.opt_f64("hidden_dropout_prob")?.unwrap_or(0.1);
+    shape.attention_dropout = f
+        .opt_probability("attention_probs_dropout_prob")?
+        .unwrap_or(0.1);
+    shape.hidden_dropout = f.opt_probability("hidden_dropout_prob")?.unwrap_or(0.1);
     Ok(shape)
 }
 
@@ -206,7 +216,7 @@ fn bert(f: &Fields) -> Result<Shape> {
 fn bert_head(f: &Fields) -> Result<Head> {
     let architectures: Vec<String> = match f.obj.get("architectures") {
         None | Some(Value::Null) => Vec::new(),
-        Some(Value::Array(items)) => items
+        Some(Value::Array(items)) if items.iter().all(Value::is_string) => items
             .iter()
             .filter_map(|v| v.as_str().map(str::to_string))
             .collect(),
@@ -217,11 +227,9 @@ fn bert_head(f: &Fields) -> Result<Head> {
         return Ok(Head::MaskedLm);
     }
     if has("ForSequenceClassification") || has("ForTokenClassification") {
-        let labels = match f.obj.get("id2label") {
-            Some(Value::Object(m)) => m.len() as u64,
-            _ => 2,
-        };
-        return Ok(Head::Classifier { labels });
+        return Ok(Head::Classifier {
+            labels: f.labels()?,
+        });
     }
     Ok(Head::Classifier { labels: 0 })
 }
@@ -297,14 +305,42 @@ impl Fields<'_> {
         }
     }
 
-    /// A probability or other non-negative finite number.
-    fn opt_f64(&self, name: &str) -> Result<Option<f64>> {
+    /// A dropout probability: from 0 to 1, as torch's `nn.Dropout` accepts it.
+    fn opt_probability(&self, name: &str) -> Result<Option<f64>> {
+        self.opt_number(name, "a probability from 0 to 1", |x| {
+            (0.0..=1.0).contains(&x)
+        })
+    }
+
+    /// A positive finite number (a soft-capping scale, which divides the logits).
+    fn opt_positive(&self, name: &str) -> Result<Option<f64>> {
+        self.opt_number(name, "a finite number more than 0", |x| {
+            x.is_finite() && x > 0.0
+        })
+    }
+
+    fn opt_number(&self, name: &str, range: &str, ok: impl Fn(f64) -> bool) -> Result<Option<f64>> {
         match self.get(name) {
             None => Ok(None),
             Some(v) => match v.as_f64() {
-                Some(x) if x.is_finite() && x >= 0.0 => Ok(Some(x)),
-                _ => Err(self.wrong_kind(name, "a non-negative number", v)),
+                Some(x) if ok(x) => Ok(Some(x)),
+                _ => Err(self.wrong_kind(name, range, v)),
             },
+        }
+    }
+
+    /// A count of labels (`id2label`'s entries) from 1 to [`MAX_VOCAB`].
+    fn labels(&self) -> Result<u64> {
+        match self.get("id2label") {
+            None => Ok(2),
+            Some(Value::Object(m)) if (1..=MAX_VOCAB as usize).contains(&m.len()) => {
+                Ok(m.len() as u64)
+            }
+            Some(other) => Err(self.wrong_kind(
+                "id2label",
+                &format!("an object of 1 to {MAX_VOCAB} labels"),
+                other,
+            )),
         }
     }
 

@@ -172,9 +172,15 @@ pub fn assumptions(shape: &Shape, setup: &Setup, guessed: bool) -> Vec<String> {
     if guessed {
         out.push(format!(
             "shape guessed from the parameter count: {} layers, hidden {}, MLP {}, {} heads, \
-             vocabulary {} (llama-style); weights and optimizer state follow the count, the \
-             activations only roughly",
-            shape.layers, shape.hidden, shape.intermediate, shape.heads, shape.vocab
+             vocabulary {} (llama-style), {} parameters (the count within {}%); weights and \
+             optimizer state follow the count, the activations only roughly",
+            shape.layers,
+            shape.hidden,
+            shape.intermediate,
+            shape.heads,
+            shape.vocab,
+            grouped(shape.params().total),
+            crate::guess::GUESS_TOLERANCE * 100.0
         ));
     }
     out.push(

@@ -4,6 +4,7 @@
 //!
 //! - [`config`]: HF config.json readers (llama, mistral, qwen2/3, gemma/2, phi3, gpt2, gpt_neox,
 //!   bert) to an [`architecture::Shape`]; [`architecture`]: the parameter inventory.
+//! - [`guess`]: a llama-style shape that holds a bare parameter count (`--params 7B`).
 //! - [`setup`]: the training setup (method, precision, quantization, optimizer, batch, ...).
 //! - [`weights`], [`optimizer`], [`activations`]: bytes per component (activations after
 //!   Korthikanti et al. 2022).
@@ -22,6 +23,7 @@ pub mod config;
 pub mod describe;
 pub mod estimate;
 pub mod fit;
+pub mod guess;
 pub mod judge;
 pub mod measured;
 pub mod optimizer;

@@ -1,9 +1,11 @@
 //! The training setup: what is trained (full, LoRA, QLoRA), in what precision, with which
 //! optimizer, on what batch and context, with which attention kernel, on how many GPUs.
 //!
-//! Each choice is an enum with the spelling of its flag; [`Setup::validate`] refuses the
-//! combinations that cannot run (quantized weights trained in full, double quantization of
-//! 8-bit weights, sharding on one GPU), with words that say why.
+//! Each choice is an enum with the spelling of its flag; [`Given`] holds the flags as given
+//! (a flag left out is `None`, never its default) and resolves them to a [`Setup`];
+//! [`Setup::validate`] refuses the combinations that cannot run (quantized weights trained in
+//! full, QLoRA on an unquantized base, double quantization of 8-bit weights, sharding on one
+//! GPU), with words that name the flags and say why.
 
 use serde::Serialize;
 use std::fmt;
@@ -241,13 +243,15 @@ impl Setup {
         self.method != Method::Full
     }
 
-    /// The combinations that cannot run, with the reason; QLoRA without `--quant` means nf4.
-    pub fn validate(mut self) -> Result<Setup, String> {
+    /// The combinations that cannot run, with the reason. Nothing is changed: a setup that
+    /// names a value is estimated with that value or refused.
+    pub fn validate(self) -> Result<Setup, String> {
         if self.method == Method::Qlora && self.quant == Quant::None {
-            self.quant = Quant::Nf4;
-        }
-        if self.method == Method::Lora && self.quant != Quant::None {
-            self.method = Method::Qlora;
+            return Err(
+                "--quant none with --method qlora: QLoRA trains adapters on a quantized base; \
+                 give --method lora for an unquantized base, or --quant nf4|int8"
+                    .into(),
+            );
         }
         if self.method == Method::Full && self.quant != Quant::None {
             return Err(format!(
@@ -257,15 +261,132 @@ impl Setup {
             ));
         }
         if self.double_quant && self.quant != Quant::Nf4 {
-            return Err("--double-quant applies to 4-bit weights only (--quant nf4)".into());
+            return Err(format!(
+                "--double-quant with --quant {}: double quantization applies to 4-bit weights \
+                 only (--quant nf4)",
+                self.quant
+            ));
+        }
+        if !self.kbit_upcast && self.quant == Quant::None {
+            return Err(
+                "--no-kbit-upcast with --quant none: it keeps a quantized base's other \
+                 parameters in 16 bits, and this base is not quantized"
+                    .into(),
+            );
         }
         if self.shard != Shard::None && self.gpus < 2 {
             return Err(format!(
-                "--shard {} splits state over GPUs; give --gpus 2 or more",
-                self.shard
+                "--shard {} with --gpus {}: sharding splits state over GPUs; give --gpus 2 or more",
+                self.shard, self.gpus
             ));
         }
         Ok(self)
+    }
+}
+
+/// The training flags as they were given: `None` (or `false`) where a flag was left out, so
+/// that a value given is never mistaken for a default. [`Given::resolve`] fills in the defaults
+/// (QLoRA's base is nf4 unless `--quant` says otherwise) and refuses what contradicts.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Given {
+    /// `--method`.
+    pub method: Option<Method>,
+    /// `--lora-r`.
+    pub lora_rank: Option<u64>,
+    /// `--lora-targets`.
+    pub lora_targets: Option<Targets>,
+    /// `--precision`.
+    pub precision: Option<Precision>,
+    /// `--quant`.
+    pub quant: Option<Quant>,
+    /// `--double-quant`.
+    pub double_quant: bool,
+    /// `--no-kbit-upcast`.
+    pub no_kbit_upcast: bool,
+    /// `--optimizer`.
+    pub optimizer: Option<Optimizer>,
+    /// `--batch`.
+    pub batch: Option<u64>,
+    /// `--seq`.
+    pub seq: Option<u64>,
+    /// `--grad-accum`.
+    pub grad_accum: Option<u64>,
+    /// `--grad-checkpointing`.
+    pub grad_checkpointing: bool,
+    /// `--attention`.
+    pub attention: Option<Attention>,
+    /// `--gpus`.
+    pub gpus: Option<u64>,
+    /// `--shard`.
+    pub shard: Option<Shard>,
+}
+
+impl Given {
+    /// The flags given, as typed (`--batch`), in the order the help lists them.
+    pub fn flags(&self) -> Vec<&'static str> {
+        [
+            ("--method", self.method.is_some()),
+            ("--lora-r", self.lora_rank.is_some()),
+            ("--lora-targets", self.lora_targets.is_some()),
+            ("--precision", self.precision.is_some()),
+            ("--quant", self.quant.is_some()),
+            ("--double-quant", self.double_quant),
+            ("--no-kbit-upcast", self.no_kbit_upcast),
+            ("--optimizer", self.optimizer.is_some()),
+            ("--batch", self.batch.is_some()),
+            ("--seq", self.seq.is_some()),
+            ("--grad-accum", self.grad_accum.is_some()),
+            ("--grad-checkpointing", self.grad_checkpointing),
+            ("--attention", self.attention.is_some()),
+            ("--gpus", self.gpus.is_some()),
+            ("--shard", self.shard.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(flag, given)| given.then_some(flag))
+        .collect()
+    }
+
+    /// The setup: each flag given as given, each left out at its default ([`Setup::default`];
+    /// nf4 for `--method qlora`); contradictions refused with both flags named.
+    pub fn resolve(self) -> Result<Setup, String> {
+        let d = Setup::default();
+        let method = self.method.unwrap_or(d.method);
+        if method == Method::Full {
+            for (flag, given) in [
+                ("--lora-r", self.lora_rank.is_some()),
+                ("--lora-targets", self.lora_targets.is_some()),
+            ] {
+                if given {
+                    return Err(format!(
+                        "{flag} with --method full: it shapes LoRA adapters, which full training \
+                         has none of; give --method lora or qlora"
+                    ));
+                }
+            }
+        }
+        let quant = match (self.quant, method) {
+            (Some(q), _) => q,
+            (None, Method::Qlora) => Quant::Nf4,
+            (None, _) => d.quant,
+        };
+        Setup {
+            method,
+            lora_rank: self.lora_rank.unwrap_or(d.lora_rank),
+            lora_targets: self.lora_targets.unwrap_or(d.lora_targets),
+            precision: self.precision.unwrap_or(d.precision),
+            quant,
+            double_quant: self.double_quant,
+            kbit_upcast: !self.no_kbit_upcast,
+            optimizer: self.optimizer.unwrap_or(d.optimizer),
+            batch: self.batch.unwrap_or(d.batch),
+            seq: self.seq.unwrap_or(d.seq),
+            grad_accum: self.grad_accum.unwrap_or(d.grad_accum),
+            grad_checkpointing: self.grad_checkpointing,
+            attention: self.attention.unwrap_or(d.attention),
+            gpus: self.gpus.unwrap_or(d.gpus),
+            shard: self.shard.unwrap_or(d.shard),
+        }
+        .validate()
     }
 }
 
@@ -299,11 +420,6 @@ mod tests {
             ..Setup::default()
         };
         assert!(full_nf4.validate().unwrap_err().contains("--method qlora"));
-        let qlora = Setup {
-            method: Method::Qlora,
-            ..Setup::default()
-        };
-        assert_eq!(qlora.validate().unwrap().quant, Quant::Nf4);
         let shard = Setup {
             shard: Shard::Zero3,
             ..Setup::default()
@@ -316,5 +432,122 @@ mod tests {
             ..Setup::default()
         };
         assert!(dq.validate().is_err());
+    }
+
+    /// A flag left out takes its default; a flag given is kept or the combination refused,
+    /// naming both flags: never replaced by what it would have been had it been left out.
+    #[test]
+    fn a_flag_given_is_never_read_as_its_default() {
+        let qlora = Given {
+            method: Some(Method::Qlora),
+            ..Given::default()
+        };
+        assert_eq!(qlora.clone().resolve().unwrap().quant, Quant::Nf4);
+        // (given, what the error must name, or the value the setup must keep)
+        let refused: &[(Given, &[&str])] = &[
+            (
+                Given {
+                    quant: Some(Quant::None),
+                    ..qlora.clone()
+                },
+                &["--quant none", "--method qlora"],
+            ),
+            (
+                Given {
+                    quant: Some(Quant::Nf4),
+                    ..Given::default()
+                },
+                &["--quant nf4", "--method full"],
+            ),
+            (
+                Given {
+                    lora_rank: Some(16),
+                    ..Given::default()
+                },
+                &["--lora-r", "--method full"],
+            ),
+            (
+                Given {
+                    lora_targets: Some(Targets::AllLinear),
+                    method: Some(Method::Full),
+                    ..Given::default()
+                },
+                &["--lora-targets", "--method full"],
+            ),
+            (
+                Given {
+                    double_quant: true,
+                    quant: Some(Quant::Int8),
+                    ..qlora.clone()
+                },
+                &["--double-quant", "--quant int8"],
+            ),
+            (
+                Given {
+                    no_kbit_upcast: true,
+                    method: Some(Method::Lora),
+                    ..Given::default()
+                },
+                &["--no-kbit-upcast", "--quant none"],
+            ),
+            (
+                Given {
+                    shard: Some(Shard::Fsdp),
+                    gpus: Some(1),
+                    ..Given::default()
+                },
+                &["--shard fsdp", "--gpus 1"],
+            ),
+        ];
+        for (given, words) in refused {
+            let e = given.clone().resolve().unwrap_err();
+            for w in *words {
+                assert!(e.contains(w), "{given:?}: `{w}` not in {e}");
+            }
+        }
+        // Every value given reaches the setup unchanged.
+        let all = Given {
+            method: Some(Method::Lora),
+            lora_rank: Some(4),
+            lora_targets: Some(Targets::AllLinear),
+            precision: Some(Precision::Fp16),
+            quant: Some(Quant::Int8),
+            double_quant: false,
+            no_kbit_upcast: true,
+            optimizer: Some(Optimizer::Sgd),
+            batch: Some(3),
+            seq: Some(7),
+            grad_accum: Some(5),
+            grad_checkpointing: true,
+            attention: Some(Attention::Eager),
+            gpus: Some(4),
+            shard: Some(Shard::Zero2),
+        };
+        assert_eq!(all.flags().len(), 14);
+        let s = all.resolve().unwrap();
+        assert_eq!(
+            (s.method, s.lora_rank, s.precision, s.quant, s.kbit_upcast),
+            (Method::Lora, 4, Precision::Fp16, Quant::Int8, false)
+        );
+        assert_eq!(
+            (
+                s.optimizer,
+                s.batch,
+                s.seq,
+                s.grad_accum,
+                s.attention,
+                s.gpus,
+                s.shard
+            ),
+            (Optimizer::Sgd, 3, 7, 5, Attention::Eager, 4, Shard::Zero2)
+        );
+        assert!(s.grad_checkpointing && s.lora_targets == Targets::AllLinear);
+        // A value given that equals the default is still a value given.
+        let none_again = Given {
+            method: Some(Method::Full),
+            quant: Some(Quant::None),
+            ..Given::default()
+        };
+        assert_eq!(none_again.resolve().unwrap(), Setup::default());
     }
 }

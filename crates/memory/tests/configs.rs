@@ -188,6 +188,11 @@ fn adamw_keeps_eight_bytes_per_trainable_parameter() {
         let setup = Setup {
             method,
             precision,
+            quant: if method == Method::Qlora {
+                Quant::Nf4
+            } else {
+                Quant::None
+            },
             optimizer: Optimizer::AdamW,
             ..Setup::default()
         }
@@ -315,4 +320,162 @@ fn unknown_fields_and_nulls_are_ignored() {
     let (h, l, m, v, d) = (1024u64, 28u64, 3072u64, 151936u64, 128u64);
     let per_layer = h * 16 * d * 2 + h * 8 * d * 2 + 3 * h * m + 2 * h + 2 * d;
     assert_eq!(shape.params().total, v * h + l * per_layer + h);
+}
+
+/// One valid config per reader, each field it reads, and values outside that field's range:
+/// every one is refused with the file, the field and the range named.
+#[test]
+fn every_field_read_refuses_values_outside_its_range() {
+    let llama = r#"{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "intermediate_size": 128, "vocab_size": 100}"#;
+    let gemma2 = r#"{"model_type": "gemma2", "hidden_size": 64, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "intermediate_size": 128, "vocab_size": 100}"#;
+    let gpt2 = r#"{"model_type": "gpt2", "n_embd": 64, "n_head": 4, "n_layer": 2,
+        "n_positions": 128, "vocab_size": 100}"#;
+    let neox = r#"{"model_type": "gpt_neox", "hidden_size": 64, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 100}"#;
+    let bert = r#"{"model_type": "bert", "hidden_size": 64, "num_attention_heads": 4,
+        "num_hidden_layers": 2, "intermediate_size": 256, "vocab_size": 100,
+        "max_position_embeddings": 128, "architectures": ["BertForSequenceClassification"]}"#;
+    let dims: &[&str] = &["0", "-1", "1.5", "\"64\"", "true", "[64]", "1e308"];
+    let probability: &[&str] = &["-0.1", "1.5", "1e308", "-1e308", "\"0.1\"", "true"];
+    let flag: &[&str] = &["\"true\"", "1", "0", "null_is_fine"];
+    // (base config, field, the range the error names, bad values)
+    let cases: &[(&str, &str, &str, &[&str])] = &[
+        (
+            llama,
+            "hidden_size",
+            "a whole number from 1 to 1000000",
+            dims,
+        ),
+        (llama, "num_attention_heads", "a whole number from 1", dims),
+        (llama, "num_key_value_heads", "a whole number from 1", dims),
+        (llama, "head_dim", "a whole number from 1", dims),
+        (
+            llama,
+            "num_hidden_layers",
+            "a whole number from 1 to 100000",
+            dims,
+        ),
+        (llama, "intermediate_size", "a whole number from 1", dims),
+        (
+            llama,
+            "vocab_size",
+            "a whole number from 1 to 10000000",
+            dims,
+        ),
+        (
+            llama,
+            "max_position_embeddings",
+            "a whole number from 1",
+            dims,
+        ),
+        (
+            llama,
+            "attention_dropout",
+            "a probability from 0 to 1",
+            probability,
+        ),
+        (llama, "tie_word_embeddings", "true or false", flag),
+        (llama, "attention_bias", "true or false", flag),
+        (llama, "mlp_bias", "true or false", flag),
+        (
+            gemma2,
+            "final_logit_softcapping",
+            "a finite number more than 0",
+            &["0", "-30", "\"30\"", "true"],
+        ),
+        (gpt2, "n_embd", "a whole number from 1", dims),
+        (gpt2, "n_head", "a whole number from 1", dims),
+        (gpt2, "n_layer", "a whole number from 1 to 100000", dims),
+        (gpt2, "n_positions", "a whole number from 1", dims),
+        (gpt2, "n_inner", "a whole number from 1", dims),
+        (gpt2, "attn_pdrop", "a probability from 0 to 1", probability),
+        (
+            gpt2,
+            "resid_pdrop",
+            "a probability from 0 to 1",
+            probability,
+        ),
+        (
+            neox,
+            "attention_dropout",
+            "a probability from 0 to 1",
+            probability,
+        ),
+        (
+            neox,
+            "hidden_dropout",
+            "a probability from 0 to 1",
+            probability,
+        ),
+        (neox, "attention_bias", "true or false", flag),
+        (bert, "type_vocab_size", "a whole number from 1", dims),
+        (
+            bert,
+            "attention_probs_dropout_prob",
+            "a probability from 0 to 1",
+            probability,
+        ),
+        (
+            bert,
+            "hidden_dropout_prob",
+            "a probability from 0 to 1",
+            probability,
+        ),
+        (
+            bert,
+            "architectures",
+            "a list of names",
+            &["\"BertModel\"", "[1]", "{}"],
+        ),
+        (
+            bert,
+            "id2label",
+            "an object of 1 to",
+            &["{}", "[\"a\", \"b\"]", "\"x\"", "3"],
+        ),
+        (
+            llama,
+            "model_type",
+            "a string",
+            &["1", "true", "[\"llama\"]"],
+        ),
+    ];
+    for (base, field, range, bad) in cases {
+        let mut value: Value = serde_json::from_str(base).unwrap();
+        config::parse(Path::new("c.json"), base).unwrap_or_else(|e| panic!("{base}: {e}"));
+        for text in *bad {
+            if *text == "null_is_fine" {
+                // null is absent, as transformers reads it: not an error.
+                value[*field] = Value::Null;
+                let doc = value.to_string();
+                assert!(config::parse(Path::new("c.json"), &doc).is_ok(), "{doc}");
+                continue;
+            }
+            value[*field] = serde_json::from_str(text).unwrap();
+            let doc = value.to_string();
+            let e = parse_err(&doc);
+            let place = format!("models/x/config.json: field `{field}`: expected {range}");
+            assert!(e.starts_with(&place), "{field} = {text}: {e}");
+        }
+    }
+}
+
+/// The values at the ends of each range are accepted.
+#[test]
+fn the_ends_of_each_range_are_accepted() {
+    for (field, value) in [
+        ("attention_dropout", "0"),
+        ("attention_dropout", "1"),
+        ("attention_dropout", "0.5"),
+        ("max_position_embeddings", "10000000"),
+        ("num_hidden_layers", "100000"),
+    ] {
+        let text = format!(
+            r#"{{"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4,
+            "num_hidden_layers": 2, "intermediate_size": 128, "vocab_size": 100, "{field}": {value}}}"#
+        );
+        config::parse(Path::new("c.json"), &text).unwrap_or_else(|e| panic!("{field}: {e}"));
+    }
 }
