@@ -42,7 +42,7 @@ pub const TABLE: &[NoBackward] = &[
     NoBackward {
         call: "layer_norm(",
         source: "candle-nn layer_norm.rs:117-121: LayerNorm::forward with a bias on contiguous input calls ops::layer_norm",
-        replacement: "keep the weights and call candle_nn::ops::layer_norm_slow(x, ln.weight(), bias, eps) in forward",
+        replacement: "in forward, when `ln.bias()` is `Some(b)` call candle_nn::ops::layer_norm_slow(x, ln.weight(), b, ln.eps() as f32) (without a bias LayerNorm::forward already takes the differentiable path)",
         issue: "#3011",
     },
     NoBackward {
@@ -189,6 +189,19 @@ mod tests {
                    fn layer_norm(x: &Tensor) -> Result<Tensor> { todo!() }\n\
                    let e = norm.forward_diff(&x)?;\n";
         assert_eq!(scan(src), []);
+    }
+
+    #[test]
+    fn the_layer_norm_suggestion_handles_the_optional_bias() {
+        // `LayerNorm::bias()` is an `Option<&Tensor>` and `eps()` an f64; layer_norm_slow takes
+        // a `&Tensor` bias and an f32 epsilon (the same call as diagnostics/src/nn.rs makes).
+        let e = TABLE.iter().find(|e| e.call == "layer_norm(").unwrap();
+        assert!(e.replacement.contains("`ln.bias()` is `Some(b)`"), "{e:?}");
+        assert!(
+            e.replacement
+                .contains("layer_norm_slow(x, ln.weight(), b, ln.eps() as f32)"),
+            "{e:?}"
+        );
     }
 
     #[test]

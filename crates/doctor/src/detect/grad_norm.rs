@@ -1,7 +1,9 @@
 //! `grad-norm-explosion`: the gradient norm jumps far above its trend (and whether a loss spike
 //! or blow-up follows), grows by an order of magnitude and stays there, turns non-finite, or sits
-//! above the clipping threshold on nearly every step (clipping saturated: every update is
-//! rescaled, so the learning rate in effect is not the one configured).
+//! above the clipping threshold on nearly every step (clipping saturated: the gradients are
+//! always larger than the threshold; under SGD every step then moves the learning rate times the
+//! threshold whatever the gradient, and Adam's update does not scale with the gradient at all,
+//! so clipping does not make a learning rate that is too high safe in either).
 
 use super::{Context, MIN_POINTS};
 use crate::finding::{Finding, Severity, Symptom};
@@ -21,8 +23,8 @@ const LEAD_INTERVALS: f64 = 3.0;
 /// The trend ending this many times above its lowest level is sustained growth.
 const GROWTH_RATIO: f64 = 10.0;
 
-/// Clipping is saturated when this share of steps are clipped: the threshold is then the
-/// update size, and the configured learning rate no longer says how far a step goes.
+/// Clipping is saturated when this share of steps are clipped: the logged norm then says only
+/// that the gradients stay above the threshold, not how large the updates are.
 const CLIPPED_SHARE: f64 = 0.9;
 
 /// A logged norm within this share of the threshold counts as clipped (logs that record the

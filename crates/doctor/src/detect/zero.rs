@@ -7,8 +7,9 @@ use crate::finding::{Finding, Severity, Symptom};
 use crate::robust::median;
 use mldebug_text::number::num;
 
-/// A loss at or below this is zero: the HF Trainer rounds the logged loss to 4 decimals, so
-/// anything under half of the last digit prints as `0.0`.
+/// A loss at or below this is zero: the HF Trainer of transformers 4.x rounds the logged loss to
+/// 4 decimals, so anything under half of the last digit prints as `0.0` (5.x logs it unrounded,
+/// and a loss that small is zero for this purpose all the same).
 const LOSS_ZERO_ABS: f64 = 5e-5;
 
 /// Zero within this many logged points of the start is zero "from the start".

@@ -112,7 +112,7 @@ fn default_buffer_kind() -> String {
 pub struct Measurement {
     /// The loss depends on some parameter at all.
     pub loss_requires_grad: bool,
-    /// The trained parameters, sorted by name.
+    /// The trained parameters (in any order: the judgement reports them in creation order).
     pub params: Vec<ParamRow>,
     /// Parameters frozen by hand (`requires_grad=False`).
     #[serde(default)]
@@ -188,7 +188,10 @@ pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     if !m.loss_requires_grad {
         return detached(m);
     }
-    let rows = &m.params;
+    // One order everywhere (the summary's names, the rows, the plotted profile): the order the
+    // model creates its parameters in, by name where that is unknown.
+    let ordered = in_creation_order(&m.params);
+    let rows = &ordered[..];
     let names_where = |p: &dyn Fn(&ParamRow) -> bool| -> Vec<&str> {
         rows.iter()
             .filter(|r| p(r))
@@ -286,7 +289,8 @@ pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     let counts = [no_grad.len(), zero.len(), non_finite.len(), frozen.len()];
     let mut f = with_metrics(f, m, total, counts, layer_ratio);
     f.details = cut_lines(&m.cuts);
-    if !m.traced {
+    // Where a cut sits matters only when some parameter gets no gradient.
+    if !m.traced && !no_grad.is_empty() {
         f.details.push(NOT_TRACED.to_string());
     }
     f.details.extend(grouped_rows(m, rows));
@@ -295,8 +299,17 @@ pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     f
 }
 
-/// The detail line of a model without traced modules.
-pub const NOT_TRACED: &str = "graph cuts: not traced (no traced layers ran; the cut is placed from which parameters get a gradient and the order the model creates them)";
+/// The detail line of a model without traced modules, when a parameter gets no gradient.
+pub const NOT_TRACED: &str = "the model's layers are not traced (plain layers, not mldebug_diagnostics::nn), so no module is named as the cut: where the gradient stops is read from which parameters get one, in the order the model creates them";
+
+/// `params` in the order the model creates them (`order`), by name where that is unknown.
+fn in_creation_order(params: &[ParamRow]) -> Vec<ParamRow> {
+    let mut rows = params.to_vec();
+    rows.sort_by(|a, b| {
+        (a.order.unwrap_or(usize::MAX), &a.name).cmp(&(b.order.unwrap_or(usize::MAX), &b.name))
+    });
+    rows
+}
 
 /// "everything up to `ln_f` gets no gradient; `head` does", when every parameter's creation
 /// order is known.

@@ -51,9 +51,9 @@ pub(super) fn buffer_note(m: &Measurement) -> String {
     }
 }
 
-/// The gradient profile: one point per parameter, so the dead ones show too. A gradient that
-/// is all zero, non-finite or absent is drawn at 0 (nothing to draw on a log axis) and its
-/// label says which.
+/// The gradient profile: one point per parameter, in the order of `rows` (the rows' and the
+/// summary's order), so the dead ones show too. A gradient that is all zero, non-finite or
+/// absent is drawn at 0 (nothing to draw on a log axis) and its label says which.
 pub(super) fn profile(rows: &[ParamRow]) -> Series {
     let (points, labels) = rows
         .iter()
@@ -81,14 +81,12 @@ pub(super) fn profile(rows: &[ParamRow]) -> Series {
 /// so that no deciding line is pushed out of view.
 const ROWS_PER_GROUP: usize = 6;
 
-/// The parameter rows. When some get a gradient and some do not, the two groups apart, the
-/// smaller one first (the two `head` parameters that learn are the clue among 28 that do not),
-/// each in the order the model creates them.
+/// The parameter rows, in the order of `rows` (creation order, as the judgement sorts them).
+/// When some get a gradient and some do not, the two groups apart, the smaller one first (the
+/// two `head` parameters that learn are the clue among 28 that do not).
 pub(super) fn grouped_rows(m: &Measurement, rows: &[ParamRow]) -> Vec<String> {
-    let mut sorted: Vec<&ParamRow> = rows.iter().collect();
-    sorted.sort_by(|a, b| (a.order, &a.name).cmp(&(b.order, &b.name)));
     let (dead, live): (Vec<&ParamRow>, Vec<&ParamRow>) =
-        sorted.into_iter().partition(|r| r.grad == Grad::None);
+        rows.iter().partition(|r| r.grad == Grad::None);
     if dead.is_empty() || live.is_empty() {
         return rows.iter().map(|r| row_line(m, r)).collect();
     }

@@ -166,3 +166,60 @@ fn reads_the_drivers_rows() {
     );
     assert_eq!(m.buffers[0].kind, "buffer: not trained");
 }
+
+#[test]
+fn the_summary_the_rows_and_the_profile_share_the_creation_order() {
+    // Created z, then a; the head's order is unknown, so it goes last. By name, a would lead.
+    let mut z = row("z.weight", Grad::None, 2);
+    z.order = Some(0);
+    let mut a = row("a.weight", Grad::None, 1);
+    a.order = Some(1);
+    let m = Measurement {
+        loss_requires_grad: true,
+        params: vec![a, row("head.weight", norm(0.5), 0), z],
+        ..Measurement::default()
+    };
+    let f = judged(&m);
+    assert!(f.summary.contains("z.weight, a.weight"), "{}", f.summary);
+    let labels = &f.series[0].labels;
+    assert_eq!(
+        labels,
+        &[
+            "z.weight (no gradient)".to_string(),
+            "a.weight (no gradient)".to_string(),
+            "head.weight".to_string()
+        ]
+    );
+    let dead = f
+        .details
+        .iter()
+        .position(|d| d == "get no gradient (2 of 3):")
+        .unwrap();
+    assert!(
+        f.details[dead + 1].starts_with("  z.weight"),
+        "{:?}",
+        f.details
+    );
+    assert!(
+        f.details[dead + 2].starts_with("  a.weight"),
+        "{:?}",
+        f.details
+    );
+    assert!(f.details.iter().any(|d| d == NOT_TRACED));
+}
+
+#[test]
+fn a_pass_says_nothing_about_tracing() {
+    let m = Measurement {
+        loss_requires_grad: true,
+        params: vec![row("w", norm(1.0), 1), row("head", norm(1.0), 0)],
+        ..Measurement::default()
+    };
+    let f = judged(&m);
+    assert_eq!(f.status, Status::Pass, "{}", f.summary);
+    assert!(
+        f.details.iter().all(|d| !d.contains("traced")),
+        "{:?}",
+        f.details
+    );
+}
