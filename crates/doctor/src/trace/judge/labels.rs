@@ -9,6 +9,10 @@ use crate::trace::read::Process;
 const ALL_IGNORED: f64 = 0.99;
 /// Padded positions labelled at this share or more: the pad tokens are trained on.
 const PAD_LABELLED: f64 = 0.5;
+/// Padding is judged only where it is this share of the positions or more: a pad id that also
+/// occurs as an ordinary token (no attention mask to tell them apart) makes a few scattered
+/// "pad" positions in any batch.
+const MIN_PAD_SHARE: f64 = 0.05;
 /// Labels that match the inputs at one offset this often are aligned at that offset; natural
 /// text repeats a token at a given offset far less often.
 const ALIGNED: f64 = 0.9;
@@ -61,7 +65,11 @@ fn all_ignored(p: &Process, out: &mut Vec<Finding>) {
 fn padding(p: &Process, out: &mut Vec<Finding>) {
     let pads: u64 = p.labels.iter().map(|l| l.pad_positions).sum();
     let labelled: u64 = p.labels.iter().map(|l| l.pad_labelled).sum();
-    if pads == 0 || (labelled as f64) < PAD_LABELLED * pads as f64 {
+    let positions: u64 = p.labels.iter().map(|l| l.positions.max(l.pad_positions)).sum();
+    if pads == 0
+        || (pads as f64) < MIN_PAD_SHARE * positions as f64
+        || (labelled as f64) < PAD_LABELLED * pads as f64
+    {
         return;
     }
     let step = p.labels[0].step;

@@ -11,9 +11,16 @@ use crate::trace::read::Process;
 /// learning rates give ratios near 1e-6 and up.
 const NEGLIGIBLE_UPDATE: f64 = 1e-9;
 
-/// A model training less than this share of its parameters, without adapters, is mostly frozen
-/// (a linear probe or a head-only fine-tune trains a few percent; say so as a warning).
-const FROZEN_SHARE: f64 = 0.05;
+/// A model training less than this share of its parameters or of its parameter tensors, without
+/// adapters, is mostly frozen: a warning, since a linear probe or a head-only fine-tune trains
+/// that little on purpose.
+const FROZEN_SHARE: f64 = 0.10;
+
+/// A learning rate this small is zero for an fp32 weight …
+const ZERO_LR: f64 = 1e-12;
+/// … and a run whose rate stays there for its last steps, this many or more, has stopped
+/// training (a schedule stepped per batch where it was written per epoch, a decay to 0).
+const ZERO_LR_STEPS: usize = 5;
 
 /// At most this many parameter names in a summary line (the details list more).
 const NAMES_IN_SUMMARY: usize = 3;
@@ -73,6 +80,9 @@ fn accumulating(p: &Process, out: &mut Vec<Finding>) {
 
 /// `step-changes-nothing`: every compared step left the optimizer's tensors as they were.
 fn unchanged(p: &Process, out: &mut Vec<Finding>) {
+    if zero_rate(p, out) {
+        return;
+    }
     let measured: Vec<_> = p
         .steps
         .iter()
@@ -117,6 +127,38 @@ fn unchanged(p: &Process, out: &mut Vec<Finding>) {
         .number("grad_norm", grad)
         .at(optimizer_site(p)),
     );
+}
+
+/// `step-changes-nothing` from the learning rate alone: zero for the last steps watched.
+fn zero_rate(p: &Process, out: &mut Vec<Finding>) -> bool {
+    let tail: Vec<_> = p
+        .steps
+        .iter()
+        .rev()
+        .take_while(|s| s.lr.is_some_and(|lr| lr.abs() < ZERO_LR))
+        .collect();
+    if tail.len() < ZERO_LR_STEPS {
+        return false;
+    }
+    let from = tail[tail.len() - 1].step;
+    let before = p
+        .steps
+        .iter()
+        .take_while(|s| s.step < from)
+        .filter_map(|s| s.lr)
+        .last();
+    out.push(
+        Finding::new(Symptom::StepChangesNothing, Severity::Fail, "learning_rate", from as f64)
+            .summary(format!(
+                "the learning rate is 0 from step {from} on ({} steps watched){}: every step                  after it changes nothing (a schedule stepped per batch where it counts epochs,                  a decay that reaches 0 too early)",
+                tail.len(),
+                before.map(|b| format!(", after {b:.3e} at the step before")).unwrap_or_default()
+            ))
+            .number("from_step", from as f64)
+            .number("steps_at_zero", tail.len() as f64)
+            .at(optimizer_site(p)),
+    );
+    true
 }
 
 /// `optimizer-not-model`: an optimizer whose tensors are none of the trained model's.
@@ -274,15 +316,21 @@ fn frozen(p: &Process, out: &mut Vec<Finding>) {
                 pct(share)
             ),
         )
-    } else if m.lora == 0 && share < FROZEN_SHARE {
+    } else if m.lora == 0
+        && (share < FROZEN_SHARE
+            || (m.tensors > 0 && (m.trainable_tensors as f64) < FROZEN_SHARE * m.tensors as f64))
+    {
         (
             Severity::Warn,
             format!(
-                "only {} of the model's parameters train ({} of {}): most layers are frozen \
-                 (requires_grad=False)",
+                "only {} of the model's parameters train ({} of {}, in {} of its {} tensors): \
+                 most layers are frozen (requires_grad=False); if that is not the plan, look at \
+                 the loop that sets requires_grad",
                 pct(share),
                 m.trainable,
-                m.parameters
+                m.parameters,
+                m.trainable_tensors,
+                m.tensors
             ),
         )
     } else {

@@ -56,6 +56,10 @@ fn a_step_that_changes_nothing_fails_only_when_no_compared_step_changes() {
         json!(0),
     );
     fails_with(&r, Symptom::StepChangesNothing, Severity::Fail);
+    // A schedule that reaches 0 and stays there.
+    let mut r = clean(12);
+    set(&mut r, "step", |s| s["step"].as_u64().unwrap() > 4, "lr", json!(0.0));
+    fails_with(&r, Symptom::StepChangesNothing, Severity::Fail);
     // A warm-up from a learning rate of 0: the first step alone changes nothing.
     let mut r = clean(10);
     set(&mut r, "step", |s| s["step"] == 1, "changed", json!(0));
@@ -89,6 +93,11 @@ fn optimizer_and_parameter_mismatches_fail() {
     let mut r = clean(5);
     set(&mut r, "model", |_| true, "trainable", json!(10));
     fails_with(&r, Symptom::MostlyFrozen, Severity::Warn);
+    let mut few_tensors = clean(5);
+    set(&mut few_tensors, "model", |_| true, "tensors", json!(27));
+    set(&mut few_tensors, "model", |_| true, "trainable_tensors", json!(1));
+    set(&mut few_tensors, "model", |_| true, "trainable", json!(400));
+    fails_with(&few_tensors, Symptom::MostlyFrozen, Severity::Warn);
     // LoRA: a small trainable share is the point, lora_A's zero gradient at step 1 expected.
     set(&mut r, "model", |_| true, "lora", json!(4));
     set(
