@@ -13,6 +13,7 @@ mode or a gradient, or let an exception of their own reach the program.
 import functools
 import sys
 import threading
+import warnings
 
 from . import models
 from . import state as _state
@@ -21,6 +22,7 @@ from .probes.tensors import new_hash, tensor_digest_into, tensors_in
 
 _MISSING = object()
 _tls = threading.local()
+_compiling = _state.compiling_check()
 
 
 def _stack():
@@ -49,6 +51,8 @@ def current_root():
 
 
 def forward_pre(module, args):
+    if _compiling():
+        return  # torch.compile traces this call: nothing of ours in its graph
     stack = _stack()
     st = _state.STATE
     torch = sys.modules["torch"]
@@ -66,6 +70,8 @@ def forward_pre(module, args):
 
 
 def forward_post(module, args, kwargs, result=_MISSING):
+    if _compiling():
+        return
     if result is _MISSING:  # the always_call path after an exception passes no kwargs
         result, kwargs = kwargs, None
     stack = _stack()
@@ -158,19 +164,23 @@ def _before_backward(args, kwargs):
 
 
 def wrap_backward(original):
+    # Closure variables only: patches.py runs this with the globals of torch.autograd.
+    state, before, after, compiling = _state, _before_backward, carried.after_backward, \
+        _state.compiling_check()
+
     @functools.wraps(original)
     def backward(*args, **kwargs):
-        st = _state.STATE
-        if st is None or st.in_backward or st.ended:
+        st = state.STATE
+        if st is None or st.in_backward or st.ended or compiling():
             return original(*args, **kwargs)
-        _before_backward(args, kwargs)
+        before(args, kwargs)
         st.in_backward += 1
         try:
             return original(*args, **kwargs)
         finally:
             st.in_backward -= 1
             try:
-                carried.after_backward()
+                after()
             except Exception as err:  # never the program's
                 st.fail("backward", err)
 
@@ -179,10 +189,13 @@ def wrap_backward(original):
 
 def install_hooks(torch):
     """Register the global hooks (module forward pre/post, optimizer step pre/post)."""
+    # torch.compile(module) warns on every call when global module hooks exist; those are ours,
+    # so the warning would be output the program does not have without us.
+    warnings.filterwarnings("ignore", category=UserWarning,
+                            message=r"Using `torch\.compile\(module\)` when there are global hooks")
     module_mod = sys.modules["torch.nn.modules.module"]
     module_mod.register_module_forward_pre_hook(forward_pre)
     module_mod.register_module_forward_hook(forward_post, with_kwargs=True, always_call=True)
     optimizer_mod = sys.modules["torch.optim.optimizer"]
     optimizer_mod.register_optimizer_step_pre_hook(optim.step_pre)
     optimizer_mod.register_optimizer_step_post_hook(optim.step_post)
-    torch.autograd.backward = wrap_backward(torch.autograd.backward)

@@ -9,7 +9,12 @@
   torch.amp.GradScaler.scale              the scale, so a step's loss is reported unscaled
 
 Each wrapper calls the original with the same arguments and returns its result unchanged (or
-re-raises its exception unchanged); `functools.wraps` keeps names and docs.
+re-raises its exception unchanged); `functools.wraps` keeps names and docs. While torch.compile
+traces, a wrapper is the original (`torch.compiler.is_compiling()` is constant then, so the
+probe branch is not traced). For TorchScript, a wrapped Python function runs with the globals
+of the original's module (TorchScript compiles the original's source, found through
+`__wrapped__`, and resolves its names through the wrapper), and a wrapped builtin is
+registered as the same builtin operator: scripted code calls the originals, unobserved.
 
 What it never does: patch anything the program has not imported already (all of these live in
 modules `import torch` loads), or wrap twice.
@@ -18,8 +23,10 @@ modules `import torch` loads), or wrap twice.
 import functools
 import sys
 import time
+import types
 import weakref
 
+from . import hooks
 from . import state as _state
 from .probes import data, labels, mode, optim
 
@@ -31,8 +38,29 @@ def _patch(owner, name, make):
     if original is None or getattr(original, "_mldebug_wrapped", False):
         return
     wrapper = make(original)
+    if isinstance(original, types.FunctionType) and not isinstance(owner, type):
+        wrapper = _with_globals_of(wrapper, original)
     wrapper._mldebug_wrapped = True
+    _register_builtin(wrapper, original)
     setattr(owner, name, wrapper)
+
+
+def _with_globals_of(wrapper, original):
+    """The same wrapper (code and closure) whose globals are the original's module's."""
+    rebuilt = types.FunctionType(wrapper.__code__, original.__globals__, wrapper.__name__,
+                                 wrapper.__defaults__, wrapper.__closure__)
+    rebuilt.__kwdefaults__ = wrapper.__kwdefaults__
+    return functools.update_wrapper(rebuilt, original)
+
+
+def _register_builtin(wrapper, original):
+    builtins = sys.modules.get("torch.jit._builtins")
+    try:
+        op = builtins._find_builtin(original) if builtins is not None else None
+        if op is not None:
+            builtins._register_builtin(wrapper, op)
+    except Exception:  # TorchScript's tables are private: without them, nothing to register
+        pass
 
 
 def _optimizer_init(original):
@@ -114,6 +142,7 @@ def _scaler_scale(original):
 def install_patches(torch):
     F = torch.nn.functional
     _patch(torch.optim.Optimizer, "__init__", _optimizer_init)
+    _patch(torch.autograd, "backward", hooks.wrap_backward)
     for name in labels.LOSS_FUNCTIONS:
         _patch(F, name, labels.wrap_loss)
     for name, training_default in mode.DROPOUT_FUNCTIONS:

@@ -162,6 +162,12 @@ class State:
 STATE = None
 
 
+def compiling_check():
+    """torch.compiler.is_compiling (constant True while torch.compile traces), or False."""
+    compiler = getattr(sys.modules.get("torch"), "compiler", None)
+    return getattr(compiler, "is_compiling", None) or (lambda: False)
+
+
 def probe(name):
     """Run the decorated probe unless it failed before; an exception switches it off."""
 

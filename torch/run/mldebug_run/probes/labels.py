@@ -23,7 +23,7 @@ import sys
 import threading
 
 from .. import state as _state
-from ..state import LOSS_CALLS_PER_STEP, probe
+from ..state import LOSS_CALLS_PER_STEP, compiling_check, probe
 from ..where import where
 
 LOSS_FUNCTIONS = ("cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "mse_loss")
@@ -37,21 +37,23 @@ _signatures = {}
 
 
 def wrap_loss(fn):
-    name = fn.__name__
+    # Closure variables only: patches.py runs this with the globals of torch.nn.functional.
+    name, state, busy, called = fn.__name__, _state, _busy, loss_called
+    limit, compiling = LOSS_CALLS_PER_STEP, compiling_check()
 
     @functools.wraps(fn)
     def loss(*args, **kwargs):
-        st = _state.STATE
-        if (st is None or not st.heavy or getattr(_busy, "on", False)
-                or st.interval.loss_calls >= LOSS_CALLS_PER_STEP):
+        st = state.STATE
+        if (st is None or not st.heavy or getattr(busy, "on", False)
+                or st.interval.loss_calls >= limit or compiling()):
             return fn(*args, **kwargs)
-        _busy.on = True
+        busy.on = True
         try:
             out = fn(*args, **kwargs)
         finally:
-            _busy.on = False
+            busy.on = False
         st.interval.loss_calls += 1
-        loss_called(name, fn, args, kwargs, out)
+        called(name, fn, args, kwargs, out)
         return out
 
     return loss

@@ -17,7 +17,7 @@ import sys
 
 from .. import models
 from .. import state as _state
-from ..state import probe
+from ..state import compiling_check, probe
 from ..where import where
 
 # (function name, its `training` default): alpha dropouts default to training=False.
@@ -106,24 +106,34 @@ def _dropout_called(name):
         _emit("dropout_in_eval", module, where(3), key=(id(module), name))
 
 
+# The wrappers below use closure variables only, no globals of this module: patches.py runs a
+# wrapped Python function with the globals of the original's module (for TorchScript).
+
+
 def wrap_dropout(fn, training_default):
+    called, compiling, name = _dropout_called, compiling_check(), fn.__name__
+
     @functools.wraps(fn)
     def dropout(*args, **kwargs):
-        p = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
-        training = args[2] if len(args) > 2 else kwargs.get("training", training_default)
-        if training and isinstance(p, (int, float)) and p > 0:
-            _dropout_called(fn.__name__)
+        if not compiling():
+            p = args[1] if len(args) > 1 else kwargs.get("p", 0.5)
+            training = args[2] if len(args) > 2 else kwargs.get("training", training_default)
+            if training and isinstance(p, (int, float)) and p > 0:
+                called(name)
         return fn(*args, **kwargs)
 
     return dropout
 
 
 def wrap_sdpa(fn):
+    called, compiling = _dropout_called, compiling_check()
+
     @functools.wraps(fn)
     def scaled_dot_product_attention(*args, **kwargs):
-        p = args[4] if len(args) > 4 else kwargs.get("dropout_p", 0.0)
-        if isinstance(p, (int, float)) and p > 0:
-            _dropout_called("scaled_dot_product_attention")
+        if not compiling():
+            p = args[4] if len(args) > 4 else kwargs.get("dropout_p", 0.0)
+            if isinstance(p, (int, float)) and p > 0:
+                called("scaled_dot_product_attention")
         return fn(*args, **kwargs)
 
     return scaled_dot_product_attention

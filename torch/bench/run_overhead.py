@@ -1,0 +1,112 @@
+"""What `mldebug run`'s probes cost per training step, side by side in one pair of processes:
+
+    plain    the training program alone
+    watched  the same program started the way `mldebug run` starts it (torch/run first on
+             PYTHONPATH, MLDEBUG_RUN_DIR set, MLDEBUG_RUN_STEPS=0: every step observed)
+
+on a ~5M-parameter GPT-2 (GPT2LMHeadModel from torch/bench/gpt2-5m/config.json), batch 8 x 128
+drawn from a DataLoader, AdamW, CPU. Both processes are started at once and step in lockstep
+(the parent lets one step, then the other), so drift on a busy machine hits them alike. The
+first HEAVY steps (the probes' heavy steps, plus warm-up) are reported apart; the median of the
+later steps of each process is compared.
+
+    python torch/bench/run_overhead.py [--steps 20] [--threads 2]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CONFIG = os.path.join(HERE, "gpt2-5m")
+RUN = os.path.normpath(os.path.join(HERE, "..", "run"))
+HEAVY = 4  # the probes' 3 heavy steps and one more for the allocator to settle
+
+
+def child(threads):
+    """One training process: a step each time the parent writes a line; prints its seconds."""
+    import torch
+    from torch.utils.data import DataLoader, TensorDataset
+    from transformers import AutoConfig, GPT2LMHeadModel
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(AutoConfig.from_pretrained(CONFIG))
+    ids = torch.randint(0, model.config.vocab_size, (8 * 64, 128),
+                        generator=torch.Generator().manual_seed(0))
+    loader = DataLoader(TensorDataset(ids), batch_size=8, shuffle=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=3e-4)
+    batches = iter(loader)
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        started = time.perf_counter()
+        try:
+            (batch,) = next(batches)
+        except StopIteration:
+            batches = iter(loader)
+            (batch,) = next(batches)
+        loss = model(input_ids=batch, labels=batch).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        print(json.dumps({"s": time.perf_counter() - started, "loss": loss.item()}), flush=True)
+
+
+def start(watched, threads):
+    env = dict(os.environ)
+    for key in ("MLDEBUG_RUN_DIR", "MLDEBUG_RUN_STEPS", "MLDEBUG_RUN_CONTRACT"):
+        env.pop(key, None)
+    trace_dir = None
+    if watched:
+        trace_dir = tempfile.mkdtemp(prefix="mldebug-run-bench-")
+        env["PYTHONPATH"] = os.pathsep.join([RUN] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        env.update(MLDEBUG_RUN_DIR=trace_dir, MLDEBUG_RUN_STEPS="0", MLDEBUG_RUN_CONTRACT="1")
+    proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", "--threads",
+                             str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            env=env, text=True)
+    return proc, trace_dir
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--steps", type=int, default=20, help="steps per process, heavy ones included")
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.threads)
+        return
+    procs = {"plain": start(False, args.threads), "watched": start(True, args.threads)}
+    for proc, _ in procs.values():
+        if proc.stdout.readline().strip() != "ready":
+            sys.exit("a training process did not start")
+    times = {name: [] for name in procs}
+    losses = {name: [] for name in procs}
+    for _ in range(args.steps):
+        for name, (proc, _) in procs.items():
+            proc.stdin.write("step\n")
+            proc.stdin.flush()
+            answer = json.loads(proc.stdout.readline())
+            times[name].append(answer["s"])
+            losses[name].append(answer["loss"])
+    for proc, _ in procs.values():
+        proc.stdin.close()
+        proc.wait()
+    traces = os.listdir(procs["watched"][1])
+    plain, watched = (statistics.median(times[n][HEAVY:]) for n in ("plain", "watched"))
+    heavy = [w / p for w, p in zip(times["watched"][:3], times["plain"][:3])]
+    print("steps per process: %d (the first %d apart), threads: %d" % (args.steps, HEAVY, args.threads))
+    print("median step, later steps: plain %.1f ms, watched %.1f ms, ratio %.3f"
+          % (plain * 1e3, watched * 1e3, watched / plain))
+    print("heavy steps 1-3, ratio each: %s" % ", ".join("%.2f" % r for r in heavy))
+    print("losses equal in every step: %s; trace files: %d"
+          % (losses["plain"] == losses["watched"], len(traces)))
+
+
+if __name__ == "__main__":
+    main()
