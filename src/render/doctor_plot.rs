@@ -3,6 +3,7 @@
 //! panel of its series, coloured by severity and labelled with its symptom id. Rendered to a
 //! string first so that a failed render writes nothing.
 
+use super::axis::{self, Axis};
 use crate::doctor::report::{Report, RunReport, SeriesSummary};
 use crate::{Error, Result};
 use mldebug_doctor::names::Role;
@@ -100,45 +101,67 @@ fn draw_run(run: &RunReport, area: &Area) -> Result<()> {
     Ok(())
 }
 
-/// The y range: the finite values between the 1st and 99th percentile, padded, so one spike
+/// The y axis: the finite values between the 1st and 99th percentile, padded, so one spike
 /// to 1e3 does not flatten the rest of the curve (points beyond are drawn at the edge).
-fn y_range(series: &[&SeriesSummary]) -> (f64, f64) {
+fn y_axis(series: &[&SeriesSummary]) -> Axis {
     let mut v: Vec<f64> = series
         .iter()
         .flat_map(|s| s.data.iter().map(|p| p.1))
         .filter(|x| x.is_finite())
         .collect();
     if v.is_empty() {
-        return (0.0, 1.0);
+        return axis::linear_between(0.0, 1.0, 0.0);
     }
     v.sort_by(f64::total_cmp);
     let at = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize];
-    let (lo, hi) = (at(0.0).max(at(0.01) - (at(0.99) - at(0.01))), at(0.99));
-    let span = if hi > lo {
-        hi - lo
+    // Halved before subtracting: the difference of two values near ±f64::MAX overflows.
+    let reach = at(0.99) / 2.0 - at(0.01) / 2.0;
+    let lo = at(0.0).max(at(0.01) - reach - reach);
+    let hi = at(0.99);
+    axis::linear_between(lo, hi, 0.08)
+}
+
+/// The x axis: the finite steps of the series (a step logged as inf or NaN sets no range).
+fn x_axis(series: &[&SeriesSummary]) -> Axis {
+    let x = axis::linear(series.iter().flat_map(|s| s.data.iter().map(|p| p.0)), 0.0);
+    let (lo, hi) = axis::extent(series.iter().flat_map(|s| s.data.iter().map(|p| p.0)));
+    if hi > lo {
+        x
     } else {
-        lo.abs().max(1.0) * 0.1
-    };
-    (lo - 0.08 * span, hi + 0.08 * span)
+        // One step: a step either side of it.
+        axis::linear_between(lo - 1.0, lo + 1.0, 0.0)
+    }
+}
+
+/// Points with a step that is not finite: drawn nowhere, and said so in the panel's title.
+fn unplaced(series: &[&SeriesSummary]) -> usize {
+    series
+        .iter()
+        .flat_map(|s| s.data.iter())
+        .filter(|p| !p.0.is_finite())
+        .count()
 }
 
 fn draw_panel(run: &RunReport, title: &str, series: &[&SeriesSummary], cell: &Area) -> Result<()> {
-    let x0 = series
-        .iter()
-        .map(|s| s.first_step)
-        .fold(f64::INFINITY, f64::min);
-    let x1 = series
-        .iter()
-        .map(|s| s.last_step)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let (x0, x1) = if x1 > x0 {
-        (x0, x1)
+    let x = x_axis(series);
+    let y = y_axis(series);
+    let (x0, x1, lo, hi) = (x.lo, x.hi, y.lo, y.hi);
+    let mut notes = Vec::new();
+    if x.clipped || y.clipped {
+        notes.push(axis::CLIPPED_NOTE.to_string());
+    }
+    match unplaced(series) {
+        0 => {}
+        1 => notes.push("1 point at a non-finite step not drawn".to_string()),
+        n => notes.push(format!("{n} points at a non-finite step not drawn")),
+    }
+    let title = if notes.is_empty() {
+        title.to_string()
     } else {
-        (x0 - 1.0, x0 + 1.0)
+        format!("{title} ({})", notes.join("; "))
     };
-    let (lo, hi) = y_range(series);
     let mut chart = ChartBuilder::on(cell)
-        .caption(title, ("sans-serif", 14))
+        .caption(&title, ("sans-serif", 14))
         .margin(8)
         .x_label_area_size(24)
         .y_label_area_size(52)
@@ -158,8 +181,8 @@ fn draw_panel(run: &RunReport, title: &str, series: &[&SeriesSummary], cell: &Ar
             .data
             .iter()
             .step_by(stride)
-            .filter(|p| p.1.is_finite())
-            .map(|p| (p.0, p.1.clamp(lo, hi)));
+            .filter(|p| p.0.is_finite() && p.1.is_finite())
+            .map(|p| (x.clamp(p.0), y.clamp(p.1)));
         chart
             .draw_series(LineSeries::new(pts, colour.stroke_width(1)))
             .map_err(draw_err)?
@@ -176,6 +199,9 @@ fn draw_panel(run: &RunReport, title: &str, series: &[&SeriesSummary], cell: &Ar
             Severity::Warn => RGBColor(230, 140, 0),
             Severity::Info => RGBColor(120, 120, 120),
         };
+        if f.step.is_nan() {
+            continue;
+        }
         let x = f.step.clamp(x0, x1);
         chart
             .draw_series(LineSeries::new([(x, lo), (x, hi)], colour.stroke_width(2)))

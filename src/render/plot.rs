@@ -2,6 +2,7 @@
 //! gradient-norm profile per parameter. Drawn into a string first, so a failed plot leaves no
 //! half-written file.
 
+use super::axis;
 use super::plot_target::PlotTarget;
 use crate::{Error, Result};
 use mldebug_diagnostics::report::Series;
@@ -80,15 +81,34 @@ fn line_chart(out: &mut String, title: &str, s: &Series) -> DrawResult {
         .filter(|p| p[0].is_finite() && p[1].is_finite())
         .map(|p| (p[0], p[1]))
         .collect();
-    let (x0, x1) = bounds(finite.iter().map(|p| p.0));
-    let (y0, y1) = bounds(finite.iter().map(|p| p.1));
+    let x = axis::linear(finite.iter().map(|p| p.0), 0.0);
+    let (y0, y1) = axis::extent(finite.iter().map(|p| p.1));
+    let log = (y0 > 0.0 && y1 / y0 >= LOG_SPAN)
+        .then(|| axis::log_between(y0, y1))
+        .flatten();
+    let y = log.unwrap_or_else(|| axis::linear_between(y0, y1, 0.05));
+    let title = if x.clipped || y.clipped {
+        format!("{title} ({})", axis::CLIPPED_NOTE)
+    } else {
+        title.to_string()
+    };
+    let drawn: Vec<(f64, f64)> = finite
+        .iter()
+        .map(|p| (x.clamp(p.0), y.clamp(p.1)))
+        .collect();
     let root = SVGBackend::with_string(out, (WIDTH_PX, LINE_HEIGHT_PX)).into_drawing_area();
     root.fill(&WHITE)?;
-    if y0 > 0.0 && y1 / y0 >= LOG_SPAN {
-        draw_line(&root, title, s, &finite, x0..x1, (y0..y1).log_scale())?;
+    if log.is_some() {
+        draw_line(
+            &root,
+            &title,
+            s,
+            &drawn,
+            x.lo..x.hi,
+            (y.lo..y.hi).log_scale(),
+        )?;
     } else {
-        let pad = (y1 - y0) * 0.05;
-        draw_line(&root, title, s, &finite, x0..x1, (y0 - pad)..(y1 + pad))?;
+        draw_line(&root, &title, s, &drawn, x.lo..x.hi, y.lo..y.hi)?;
     }
     root.present()?;
     Ok(())
@@ -141,13 +161,12 @@ fn profile_chart(out: &mut String, title: &str, s: &Series) -> DrawResult {
         .filter(|v| v.is_finite() && *v > 0.0)
         .collect();
     // A decade of room on each side; with no positive value, an arbitrary visible span.
-    let (lo, hi) = positive
-        .iter()
-        .fold(None, |acc: Option<(f64, f64)>, &v| match acc {
-            None => Some((v, v)),
-            Some((lo, hi)) => Some((lo.min(v), hi.max(v))),
-        })
-        .map_or((1e-12, 1.0), |(lo, hi)| (lo / 10.0, hi * 10.0));
+    let (lo, hi) = match axis::extent(positive.iter().copied()) {
+        (lo, hi) if lo <= hi => {
+            axis::log_between(lo / 10.0, hi * 10.0).map_or((1e-12, 1.0), |a| (a.lo, a.hi))
+        }
+        _ => (1e-12, 1.0),
+    };
     let label_chars = s
         .labels
         .iter()
@@ -193,7 +212,7 @@ fn profile_chart(out: &mut String, title: &str, s: &Series) -> DrawResult {
         let row = n - 1 - i;
         let ok = p[1].is_finite() && p[1] > 0.0;
         let (end, colour) = if ok {
-            (p[1], BLUE.mix(0.6))
+            (p[1].clamp(lo, hi), BLUE.mix(0.6))
         } else {
             (lo * 1.6, RED.mix(0.9))
         };
@@ -227,20 +246,6 @@ fn tick(v: f64) -> String {
         mantissa
     };
     format!("{mantissa}{exponent}")
-}
-
-/// (min, max) of the values, widened when they are equal or absent so an axis can be built.
-fn bounds(values: impl Iterator<Item = f64>) -> (f64, f64) {
-    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
-        (lo.min(v), hi.max(v))
-    });
-    if !lo.is_finite() {
-        (0.0, 1.0)
-    } else if lo == hi {
-        (lo - 0.5, hi + 0.5)
-    } else {
-        (lo, hi)
-    }
 }
 
 #[cfg(test)]
@@ -294,6 +299,50 @@ mod tests {
             loss(vec![[0.0, -1.0], [1.0, -3.0], [2.0, f64::NAN]]),
         );
         assert!(svg("zoo::mlp", &f, &f.series[0]).is_ok());
+    }
+
+    /// `svg` of `series`, on a thread given a few seconds: plotters loops forever on an axis
+    /// whose span is not finite.
+    fn svg_in_time(check: CheckId, series: Series) -> String {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let f = finding(check, series);
+            let _ = tx.send(svg("zoo::mlp", &f, &f.series[0]).map_err(|e| e.to_string()));
+        });
+        rx.recv_timeout(std::time::Duration::from_secs(20))
+            .expect("the plot did not finish")
+            .unwrap()
+    }
+
+    #[test]
+    fn curves_whose_span_overflows_are_drawn_on_a_clipped_axis() {
+        for points in [
+            vec![[0.0, 9e307], [1.0, -9e307]],
+            vec![[0.0, f64::MAX], [1.0, f64::MIN], [2.0, 0.0]],
+            vec![[-1e308, 1.0], [1e308, 2.0]],
+            vec![[0.0, 5e-324], [1.0, 1e308]],
+            vec![[f64::INFINITY, 1.0], [1.0, f64::NEG_INFINITY], [2.0, 3.0]],
+        ] {
+            let text = svg_in_time(CheckId::Overfit, loss(points.clone()));
+            assert!(!text.contains("NaN"), "{points:?}");
+        }
+        let text = svg_in_time(CheckId::Overfit, loss(vec![[0.0, 9e307], [1.0, -9e307]]));
+        assert!(text.contains(super::axis::CLIPPED_NOTE), "{text}");
+    }
+
+    #[test]
+    fn a_profile_of_extreme_norms_is_drawn_on_a_bounded_log_axis() {
+        let text = svg_in_time(
+            CheckId::GradFlow,
+            Series {
+                name: "grad_norm".into(),
+                x_label: "parameter".into(),
+                y_label: "gradient L2 norm".into(),
+                points: vec![[0.0, 5e-324], [1.0, f64::MAX], [2.0, 1.0]],
+                labels: vec!["a".into(), "b".into(), "c".into()],
+            },
+        );
+        assert!(text.contains("<rect"));
     }
 
     #[test]

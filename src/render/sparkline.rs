@@ -25,7 +25,9 @@ pub fn sparkline(values: &[f64], width: usize) -> String {
             if !v.is_finite() {
                 NON_FINITE
             } else if hi > lo {
-                let level = ((v - lo) / (hi - lo) * (BARS.len() - 1) as f64).round() as usize;
+                // Halved first: the span of values near ±f64::MAX overflows.
+                let level = ((v / 2.0 - lo / 2.0) / (hi / 2.0 - lo / 2.0) * (BARS.len() - 1) as f64)
+                    .round() as usize;
                 BARS[level.min(BARS.len() - 1)]
             } else {
                 BARS[0]
@@ -44,7 +46,9 @@ fn bucket_means(values: &[f64], width: usize) -> Vec<f64> {
             if chunk.iter().any(|v| !v.is_finite()) {
                 f64::NAN
             } else {
-                chunk.iter().sum::<f64>() / chunk.len() as f64
+                // Each value divided first: a sum of values near f64::MAX overflows.
+                let n = chunk.len() as f64;
+                chunk.iter().map(|v| v / n).sum::<f64>()
             }
         })
         .collect()
@@ -53,6 +57,12 @@ fn bucket_means(values: &[f64], width: usize) -> Vec<f64> {
 #[cfg(test)]
 mod tests {
     use super::sparkline;
+
+    #[test]
+    fn values_near_the_largest_float_still_draw_their_shape() {
+        assert_eq!(sparkline(&[9e307, -9e307], 2), "█▁");
+        assert_eq!(sparkline(&[1.7e308, 1.7e308, -1.7e308, -1.7e308], 2), "█▁");
+    }
 
     #[test]
     fn a_falling_curve_goes_from_full_to_empty() {

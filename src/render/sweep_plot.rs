@@ -2,6 +2,7 @@
 //! differences with their mean and 95% interval (right). Multi-task comparisons get one
 //! interval per task instead. Rendered to a string first so that a failed render writes nothing.
 
+use super::axis::{self, Axis};
 use super::plot_target::PlotTarget;
 use crate::sweep::compare::{Comparison, TaskResult};
 use crate::{Error, Result};
@@ -14,13 +15,24 @@ const COLOR_A: RGBColor = RGBColor(31, 119, 180);
 const COLOR_B: RGBColor = RGBColor(255, 127, 14);
 const COLOR_D: RGBColor = RGBColor(44, 44, 44);
 
-fn padded(lo: f64, hi: f64) -> (f64, f64) {
-    let span = if hi > lo {
-        hi - lo
+/// Room above and below the values, as a fraction of their span.
+const PAD: f64 = 0.08;
+
+/// The y axis holding the finite `values` (see [`axis`]), and the caption's words when values
+/// lie beyond it.
+fn y_axis(values: impl IntoIterator<Item = f64>) -> (Axis, &'static str) {
+    let mut clipped = false;
+    let values: Vec<f64> = values
+        .into_iter()
+        .inspect(|v| clipped |= v.is_infinite())
+        .collect();
+    let a = axis::linear(values, PAD);
+    let note = if a.clipped || clipped {
+        " (values beyond the axis drawn at its edge)"
     } else {
-        lo.abs().max(1.0) * 0.1
+        ""
     };
-    (lo - 0.08 * span, hi + 0.08 * span)
+    (a, note)
 }
 
 fn draw_err<E: std::fmt::Debug>(e: E) -> Error {
@@ -56,22 +68,15 @@ type Area<'a> = DrawingArea<SVGBackend<'a>, plotters::coord::Shift>;
 fn seeds_panel(c: &Comparison, t: &TaskResult, area: &Area) -> Result<()> {
     let av: Vec<f64> = t.a.values.iter().map(|v| v.2).collect();
     let bv: Vec<f64> = t.b.values.iter().map(|v| v.2).collect();
-    let all = av.iter().chain(&bv).copied();
-    let (lo, hi) = all.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
-        (l.min(v), h.max(v))
-    });
-    let (lo, hi) = if lo.is_finite() {
-        padded(lo, hi)
-    } else {
-        (0.0, 1.0)
-    };
+    let (y, note) = y_axis(av.iter().chain(&bv).copied());
+    let (lo, hi) = (y.lo, y.hi);
     let (na, nb) = (c.arms.a.clone(), c.arms.b.clone());
     let mut chart = ChartBuilder::on(area)
         .caption(
             if t.paired.is_some() {
-                format!("{} per seed (lines join a seed's A and B)", c.metric)
+                format!("{} per seed (lines join a seed's A and B){note}", c.metric)
             } else {
-                format!("{} per run (unpaired)", c.metric)
+                format!("{} per run (unpaired){note}", c.metric)
             },
             ("sans-serif", 18),
         )
@@ -101,7 +106,7 @@ fn seeds_panel(c: &Comparison, t: &TaskResult, area: &Area) -> Result<()> {
             for pr in &p.pairs {
                 chart
                     .draw_series(LineSeries::new(
-                        [(0.0, pr.a), (1.0, pr.b)],
+                        [(0.0, y.clamp(pr.a)), (1.0, y.clamp(pr.b))],
                         COLOR_D.mix(0.45).stroke_width(1),
                     ))
                     .map_err(draw_err)?;
@@ -109,12 +114,12 @@ fn seeds_panel(c: &Comparison, t: &TaskResult, area: &Area) -> Result<()> {
             let a_pts = p
                 .pairs
                 .iter()
-                .map(|pr| Circle::new((0.0, pr.a), 4, COLOR_A.filled()));
+                .map(|pr| Circle::new((0.0, y.clamp(pr.a)), 4, COLOR_A.filled()));
             chart.draw_series(a_pts).map_err(draw_err)?;
             let b_pts = p
                 .pairs
                 .iter()
-                .map(|pr| Circle::new((1.0, pr.b), 4, COLOR_B.filled()));
+                .map(|pr| Circle::new((1.0, y.clamp(pr.b)), 4, COLOR_B.filled()));
             chart.draw_series(b_pts).map_err(draw_err)?;
         }
         None => {
@@ -124,12 +129,15 @@ fn seeds_panel(c: &Comparison, t: &TaskResult, area: &Area) -> Result<()> {
             let a_pts = av
                 .iter()
                 .enumerate()
-                .map(|(i, v)| Circle::new((jitter(i, av.len()), *v), 4, COLOR_A.filled()));
+                .map(|(i, v)| Circle::new((jitter(i, av.len()), y.clamp(*v)), 4, COLOR_A.filled()));
             chart.draw_series(a_pts).map_err(draw_err)?;
-            let b_pts = bv
-                .iter()
-                .enumerate()
-                .map(|(i, v)| Circle::new((1.0 + jitter(i, bv.len()), *v), 4, COLOR_B.filled()));
+            let b_pts = bv.iter().enumerate().map(|(i, v)| {
+                Circle::new(
+                    (1.0 + jitter(i, bv.len()), y.clamp(*v)),
+                    4,
+                    COLOR_B.filled(),
+                )
+            });
             chart.draw_series(b_pts).map_err(draw_err)?;
         }
     }
@@ -137,7 +145,7 @@ fn seeds_panel(c: &Comparison, t: &TaskResult, area: &Area) -> Result<()> {
         if let Some(d) = d {
             chart
                 .draw_series(LineSeries::new(
-                    [(x - 0.18, d.mean), (x + 0.18, d.mean)],
+                    [(x - 0.18, y.clamp(d.mean)), (x + 0.18, y.clamp(d.mean))],
                     BLACK.stroke_width(2),
                 ))
                 .map_err(draw_err)?;
@@ -160,19 +168,15 @@ fn diff_panel(c: &Comparison, t: &TaskResult, area: &Area) -> Result<()> {
         (None, Some(u)) => (u.welch.estimate, u.welch.ci, Vec::new(), "Welch"),
         _ => (f64::NAN, (f64::NAN, f64::NAN), Vec::new(), ""),
     };
-    let values = diffs
-        .iter()
-        .map(|d| d.1)
-        .chain([ci.0, ci.1, 0.0])
-        .filter(|v| v.is_finite());
-    let (lo, hi) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
-        (l.min(v), h.max(v))
-    });
-    let (lo, hi) = padded(lo, hi);
+    let (y, note) = y_axis(diffs.iter().map(|d| d.1).chain([ci.0, ci.1, 0.0]));
+    let (lo, hi) = (y.lo, y.hi);
     let n = diffs.len().max(1) as f64;
     let mut chart = ChartBuilder::on(area)
         .caption(
-            format!("A − B with 95% CI ({what})  —  {}", c.verdict.headline),
+            format!(
+                "A − B with 95% CI ({what}){note}  —  {}",
+                c.verdict.headline
+            ),
             ("sans-serif", 18),
         )
         .margin(12)
@@ -208,25 +212,25 @@ fn diff_panel(c: &Comparison, t: &TaskResult, area: &Area) -> Result<()> {
     let pts = diffs
         .iter()
         .enumerate()
-        .map(|(i, d)| Circle::new((i as f64, d.1), 4, COLOR_D.filled()));
+        .map(|(i, d)| Circle::new((i as f64, y.clamp(d.1)), 4, COLOR_D.filled()));
     chart.draw_series(pts).map_err(draw_err)?;
     if est.is_finite() && ci.0.is_finite() {
         chart
             .draw_series(LineSeries::new(
-                [(n, ci.0), (n, ci.1)],
+                [(n, y.clamp(ci.0)), (n, y.clamp(ci.1))],
                 COLOR_A.stroke_width(3),
             ))
             .map_err(draw_err)?;
-        for y in [ci.0, ci.1] {
+        for v in [ci.0, ci.1] {
             chart
                 .draw_series(LineSeries::new(
-                    [(n - 0.15, y), (n + 0.15, y)],
+                    [(n - 0.15, y.clamp(v)), (n + 0.15, y.clamp(v))],
                     COLOR_A.stroke_width(2),
                 ))
                 .map_err(draw_err)?;
         }
         chart
-            .draw_series([Circle::new((n, est), 6, COLOR_A.filled())])
+            .draw_series([Circle::new((n, y.clamp(est)), 6, COLOR_A.filled())])
             .map_err(draw_err)?;
     }
     Ok(())
@@ -245,21 +249,14 @@ fn forest(c: &Comparison, area: &Area) -> Result<()> {
             Some((t.task.clone().unwrap_or_default(), tt.estimate, tt.ci))
         })
         .collect();
-    let vals = rows
-        .iter()
-        .flat_map(|r| [r.2 .0, r.2 .1])
-        .chain([0.0])
-        .filter(|v| v.is_finite());
-    let (lo, hi) = vals.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), v| {
-        (l.min(v), h.max(v))
-    });
-    let (lo, hi) = padded(lo, hi);
+    let (y, note) = y_axis(rows.iter().flat_map(|r| [r.1, r.2 .0, r.2 .1]).chain([0.0]));
+    let (lo, hi) = (y.lo, y.hi);
     let n = rows.len().max(1) as f64;
     let labels: Vec<String> = rows.iter().map(|r| r.0.clone()).collect();
     let mut chart = ChartBuilder::on(area)
         .caption(
             format!(
-                "{}: A − B per task with 95% CI  —  {}",
+                "{}: A − B per task with 95% CI{note}  —  {}",
                 c.metric, c.verdict.headline
             ),
             ("sans-serif", 18),
@@ -294,12 +291,12 @@ fn forest(c: &Comparison, area: &Area) -> Result<()> {
         let x = i as f64;
         chart
             .draw_series(LineSeries::new(
-                [(x, r.2 .0), (x, r.2 .1)],
+                [(x, y.clamp(r.2 .0)), (x, y.clamp(r.2 .1))],
                 COLOR_A.stroke_width(3),
             ))
             .map_err(draw_err)?;
         chart
-            .draw_series([Circle::new((x, r.1), 6, COLOR_A.filled())])
+            .draw_series([Circle::new((x, y.clamp(r.1)), 6, COLOR_A.filled())])
             .map_err(draw_err)?;
     }
     Ok(())
