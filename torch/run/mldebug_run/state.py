@@ -19,7 +19,9 @@ import time
 from .trace import TRACE_VERSION, TraceWriter
 
 HEAVY_STEPS = 3  # steps with copies, per-module statistics and row fingerprints (TRACE.md)
-LOSS_CALLS_PER_STEP = 8  # loss_call records per step: a per-token loss loop must not flood
+# loss_call and labels records per step, each: a per-token loss loop must not flood the trace,
+# and an evaluation loop (gradients off) before the first step must not use up the budget.
+RECORDS_PER_STEP = {True: 8, False: 2}  # by torch.is_grad_enabled()
 
 
 class Interval:
@@ -34,7 +36,7 @@ class Interval:
         self.training = None
         self.data_wait = 0.0
         self.batch = None  # a running blake2b over the training forwards' inputs
-        self.loss_calls = 0
+        self.budget = {}  # (record kind, grad enabled) -> records written in this interval
 
 
 class ModelEntry:
@@ -132,6 +134,15 @@ class State:
             "transformers": getattr(transformers, "__version__", None),
             "device": device, "steps_limit": self.limit, "heavy_steps": HEAVY_STEPS,
         }
+
+    def within_budget(self, kind, grad_enabled):
+        """Count one `kind` record in this interval; False once RECORDS_PER_STEP are written."""
+        key = (kind, bool(grad_enabled))
+        used = self.interval.budget.get(key, 0)
+        if used >= RECORDS_PER_STEP[bool(grad_enabled)]:
+            return False
+        self.interval.budget[key] = used + 1
+        return True
 
     def emit(self, kind, **fields):
         record = {"kind": kind}

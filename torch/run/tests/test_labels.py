@@ -53,6 +53,12 @@ class HuggingFaceLabels(unittest.TestCase):
         for r in self.labels("padded")[1]:
             self.assertEqual((r["pad_positions"], r["pad_labelled"]), (8 * 8, 8 * 8))
 
+    def test_padding_without_mask_is_the_edge_run_of_pad_ids(self):
+        for r in self.labels("unmasked")[1]:
+            self.assertEqual(r["pad_from"], "pad_token_id")
+            # 4 trailing pad ids per row; the one in mid-row is a token, not padding.
+            self.assertEqual((r["pad_positions"], r["pad_labelled"]), (8 * 4, 8 * 4))
+
 
 def line_of(text):
     with open(fixture("hf_gpt2.py")) as f:

@@ -79,6 +79,13 @@ class WhatTheStepDoes(unittest.TestCase):
         self.assertEqual([g["name"] for g in grads[0]["groups"]], ["0", "3"])
         self.assertEqual((grads[0]["no_grad"], grads[0]["not_in_optimizer"]), ([], []))
 
+    def test_nested_optimizer_steps_count_once(self):
+        records = trace_of("--wrap-optimizer")
+        self.assertEqual([o["class"] for o in kind(records, "optimizer")], ["Wrapped"])
+        self.assertEqual([r["step"] for r in steps(records)], [1, 2, 3, 4, 5, 6])
+        self.assertEqual(steps(records, 1), [])
+        self.assertEqual(steps(records)[0]["changed"], 4)
+
     def test_optimizer_over_a_copy(self):
         records = trace_of("--bug", "copy")
         optimizer = kind(records, "optimizer")[0]

@@ -1,9 +1,10 @@
 """Loss functions and labels on the first HEAVY_STEPS steps: `loss_call` and `labels` records.
 
 `loss_call`: each call of `cross_entropy`, `nll_loss`, `binary_cross_entropy_with_logits` or
-`mse_loss` (at most LOSS_CALLS_PER_STEP per step): classes, targets, ignored targets, whether the
-input rows already are probabilities or log-probabilities (checked on the first ROWS_CHECKED
-rows), the value, reduction and label smoothing.
+`mse_loss` (at most RECORDS_PER_STEP per step with gradients on, and off): classes, targets,
+ignored targets, whether the input rows already are probabilities or log-probabilities (checked
+on the first ROWS_CHECKED rows), the value, the value per counted target (a `sum` reduction, as
+transformers uses with `num_items_in_batch`, divided back), reduction and label smoothing.
 
 `labels`, two sources:
   kwargs  a root forward that received `labels` (a transformers model): the labels against the
@@ -23,7 +24,7 @@ import sys
 import threading
 
 from .. import state as _state
-from ..state import LOSS_CALLS_PER_STEP, compiling_check, probe
+from ..state import compiling_check, probe
 from ..where import where
 
 LOSS_FUNCTIONS = ("cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "mse_loss")
@@ -39,20 +40,19 @@ _signatures = {}
 def wrap_loss(fn):
     # Closure variables only: patches.py runs this with the globals of torch.nn.functional.
     name, state, busy, called = fn.__name__, _state, _busy, loss_called
-    limit, compiling = LOSS_CALLS_PER_STEP, compiling_check()
+    compiling, grad_enabled = compiling_check(), sys.modules["torch"].is_grad_enabled
 
     @functools.wraps(fn)
     def loss(*args, **kwargs):
         st = state.STATE
-        if (st is None or not st.heavy or getattr(busy, "on", False)
-                or st.interval.loss_calls >= limit or compiling()):
+        if (st is None or not st.heavy or getattr(busy, "on", False) or compiling()
+                or not st.within_budget("loss_call", grad_enabled())):
             return fn(*args, **kwargs)
         busy.on = True
         try:
             out = fn(*args, **kwargs)
         finally:
             busy.on = False
-        st.interval.loss_calls += 1
         called(name, fn, args, kwargs, out)
         return out
 
@@ -103,11 +103,17 @@ def loss_called(name, fn, args, kwargs, out):
             probabilities = bool(((flat >= 0) & (flat <= 1)).all())
             log_probabilities = False
         targets = target.numel() if integer_target or classes is None else target.numel() // max(1, classes)
-        value = float(out.detach().float().mean()) if out.numel() else None
+        out = out.detach().float()
+        value = float(out.mean()) if out.numel() else None
+        counted = targets - (ignored or 0)
+        reduction = a.get("reduction")
+        per_target = value if reduction == "mean" else (
+            float(out.sum()) / counted if counted and out.numel() else None)
     st.emit("loss_call", step=st.step, fn=name, where=where(3), classes=classes,
             targets=targets, ignored=ignored, ignore_index=ignore_index,
             probabilities=probabilities, log_probabilities=log_probabilities, value=value,
-            reduction=a.get("reduction"), label_smoothing=a.get("label_smoothing"))
+            per_target=per_target, reduction=reduction,
+            label_smoothing=a.get("label_smoothing"), grad_enabled=torch.is_grad_enabled())
     if integer_target and name in ("cross_entropy", "nll_loss") and st.int_input is not None:
         _labels_from_loss(target, ignore_index)
 
@@ -119,7 +125,7 @@ def _labels_from_loss(target, ignore_index):
     entry, inputs = st.int_input
     st.int_input = None
     record = compare(entry, inputs, target, ignore_index, None, "loss", False)
-    if record is None:
+    if record is None or not st.within_budget("labels", sys.modules["torch"].is_grad_enabled()):
         return
     if current_root() is not None:
         st.labels_candidate = record  # kept unless this forward received `labels`
@@ -152,19 +158,31 @@ def compare(entry, inputs, labels, ignore_index, attention_mask, source, shifts)
         if attention_mask is not None and attention_mask.shape == inputs.shape:
             pad_from, pad = "attention_mask", attention_mask.detach().reshape(b, -1)[:, :tl] == 0
         elif _pad_id(entry) is not None:
-            pad_from, pad = "pad_token_id", ids[:, :tl] == _pad_id(entry)
+            pad_from, pad = "pad_token_id", _edge_runs(ids == _pad_id(entry))[:, :tl]
         counts = [valid.sum(), (~valid).sum(), equal.sum(), nxt.sum(), nxt_valid.sum()]
         if pad is not None:
             counts += [pad.sum(), (pad & valid).sum()]
         counts = torch.stack(counts).tolist()
     positions, ignored, n_equal, n_next, next_positions = counts[:5]
     return {"step": st.step, "model": entry.index, "shifts_labels": shifts,
+            "grad_enabled": torch.is_grad_enabled(),
             "source": source, "positions": positions, "ignored": ignored,
             "equal_inputs": n_equal / positions if positions else None,
             "next_inputs": n_next / next_positions if next_positions else None,
             "pad_token_id": _pad_id(entry), "pad_from": pad_from,
             "pad_positions": counts[5] if pad is not None else None,
             "pad_labelled": counts[6] if pad is not None else None}
+
+
+def _edge_runs(mask):
+    """The positions of `mask` (B, T) in a run that starts at a row's first or ends at its last
+    position: padding is at the edges; the pad token in mid-row is an ordinary token (a
+    vocabulary whose pad id is also a real token, such as GPT-2 with pad = eos, or id 0)."""
+    torch = sys.modules["torch"]
+    m = mask.to(torch.int32)
+    leading = m.cumprod(dim=1).bool()
+    trailing = m.flip(1).cumprod(dim=1).flip(1).bool()
+    return leading | trailing
 
 
 def _pad_id(entry):
@@ -202,7 +220,8 @@ def root_forward_ended(entry, args, kwargs):
         ids = args[0]
     if _integer(labels):
         entry.takes_labels = True
-        if _integer(ids) and labels.shape == ids.shape:
+        if (_integer(ids) and labels.shape == ids.shape
+                and st.within_budget("labels", sys.modules["torch"].is_grad_enabled())):
             record = compare(entry, ids, labels, HF_IGNORE_INDEX, kwargs.get("attention_mask"),
                              "kwargs", entry.shifts_labels)
             if record is not None:

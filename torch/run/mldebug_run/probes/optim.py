@@ -82,11 +82,34 @@ def _number(value):
         return None
 
 
+def _nested():
+    """Whether this step runs inside another optimizer's step (ZeroRedundancyOptimizer and
+    other wrappers that subclass Optimizer step an inner optimizer): only the outer one counts.
+    Read from the call stack, so a step that raised leaves nothing stale behind."""
+    global _STEP_WRAPPER
+    if _STEP_WRAPPER is None:
+        torch = sys.modules["torch"]
+        _STEP_WRAPPER = torch.optim.Optimizer.profile_hook_step(lambda: None).__code__
+    frame, seen = sys._getframe(2), 0
+    while frame is not None:
+        if frame.f_code is _STEP_WRAPPER:
+            seen += 1
+            if seen > 1:
+                return True
+        frame = frame.f_back
+    return False
+
+
+_STEP_WRAPPER = None
+
+
 def step_pre(opt, args, kwargs):
     """The global step pre-hook. Counting steps must survive a failing measurement: only the
     measurements run under a probe guard."""
     st = _state.STATE
     try:
+        if _nested():
+            return
         entry = _entry(opt)
         if entry.index is None:
             entry.index = len(st.stepped)
@@ -113,7 +136,7 @@ def _measure_pre(entry, opt):
         grad_norms = norms([p.grad for p in with_grad])
         pre = {"before": before, "carried": n_carried, "heavy": heavy, "checksum": checksum,
                "with_grad": len(with_grad), "without_grad": len(tensors) - len(with_grad),
-               "grad_sq": _per_device_total([n * n for n in grad_norms]),
+               "grad_sq": _per_device_total(grad_norms, square=True),
                "grad_sum": _per_device_total(sums64([p.grad for p in with_grad])) if checksum else None,
                "with_grad_tensors": with_grad, "grad_norms": grad_norms}
         if heavy:
@@ -121,16 +144,18 @@ def _measure_pre(entry, opt):
     entry.heavy = pre
 
 
-def _per_device_total(values):
+def _per_device_total(values, square=False):
+    """One 0-d sum per device (of squares with `square`), in float64 where the device has it."""
+    torch = sys.modules["torch"]
     by_device = {}
     for v in values:
         by_device.setdefault(v.device, []).append(v)
-    return [_sum(vs) for vs in by_device.values()]
-
-
-def _sum(values):
-    torch = sys.modules["torch"]
-    return torch.stack([v.to(torch.float64) if v.device.type != "mps" else v for v in values]).sum()
+    totals = []
+    for device, group in by_device.items():
+        dtype = torch.float32 if device.type == "mps" else torch.float64
+        stacked = torch.stack([v.to(dtype) for v in group])
+        totals.append((stacked * stacked).sum() if square else stacked.sum())
+    return totals
 
 
 def _copies(tensors):
@@ -157,6 +182,8 @@ def step_post(opt, args, kwargs):
     """The global step post-hook: measure (guarded), then count, and stop after the limit."""
     st = _state.STATE
     try:
+        if _nested():
+            return
         entry = _entry(opt)
         if entry.index is None:  # the pre-hook failed before numbering it
             entry.index = len(st.stepped)
