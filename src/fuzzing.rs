@@ -10,12 +10,20 @@
 //! write a catalog folder and load it with [`catalog::from_dir`] as `--catalog DIR` does, then
 //! verify and index it as `catalog verify`, `search` and `triage` do.
 //!
+//! `text_log` reads a plain-text training log as `doctor LOG --plot` does (read, judged,
+//! rendered, plotted); `watch` polls a text log and a JSONL file as `doctor --watch` does, once
+//! after each piece of the input is appended to one of them (see [`TO_JSONL`], [`REWRITE`]).
+//!
 //! An error is an answer, not a finding: [`run`] discards it. A panic, an abort or a hang is a
 //! finding. Formats whose records carry checksums (TFRecord, the W&B log) have a second target
 //! that frames the fuzzer's pieces with valid checksums, so the protobuf decoders behind the
 //! framing are reached at all.
 //!
 //! Not for users: the module is public only so the fuzz crate and the replay test can call it.
+
+mod doctor;
+
+pub use doctor::{REWRITE, TO_JSONL};
 
 use crate::catalog::{self, search, verify};
 use crate::sweep::readers::{self, crc32_update, masked_crc32c};
@@ -42,10 +50,13 @@ pub const TARGETS: &[&str] = &[
     "skill_front_matter",
     "search_query",
     "memory_config",
+    "text_log",
+    "watch",
 ];
 
-/// Splits the input of the `*_records` targets into records, and the `catalog` target's input
-/// into files (a line `%%% <path>` starts the file at `<path>`).
+/// Splits the input of the `*_records` targets into records, the `watch` target's into the
+/// pieces written between polls, and the `catalog` target's input into files (a line
+/// `%%% <path>` starts the file at `<path>`).
 pub const RECORD_SEPARATOR: &[u8] = b"--record--";
 pub const FILE_MARKER: &str = "%%% ";
 
@@ -142,6 +153,8 @@ pub fn run(target: &str, data: &[u8]) -> bool {
         }
         "search_query" => query(data),
         "memory_config" => memory_config(data),
+        "text_log" => doctor::text_log(root, data),
+        "watch" => doctor::watch(root, data),
         other => panic!("unknown fuzz target {other:?}; the targets are {TARGETS:?}"),
     }
 }

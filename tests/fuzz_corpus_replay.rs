@@ -439,6 +439,83 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
         "indivisible.json",
         br#"{"model_type": "gpt2", "n_embd": 7, "n_head": 3}"#,
     );
+
+    let doctor = fixtures.join("doctor");
+    let nan_batch = std::fs::read(doctor.join("hf/nan-batch/stdout.log")).unwrap();
+    add("text_log", "valid-hf-nan-batch.log", &nan_batch);
+    let lightning = std::fs::read_to_string(doctor.join("lightning/leak/stdout.log")).unwrap();
+    let head: String = lightning.split_inclusive('\n').take(40).collect();
+    add("text_log", "valid-lightning-head.log", head.as_bytes());
+    add(
+        "text_log",
+        "valid-step-lines.log",
+        b"step 1 | loss 2.31 | lr 3e-4\nStep [2/100], Loss: 2.2\nstep 3 loss nan\n",
+    );
+    add("text_log", "valid-keras.log", b"Epoch 1/2\n10/10 [==========] - 1s 5ms/step - loss: 0.9\nEpoch 2/2\n10/10 [==========] - 1s 6ms/step - loss: 0.5\n");
+    let bar = |n: usize, loss: &str| {
+        format!("Epoch 0:  {n:>2}%|█         | {n}/100 [00:01<00:09, 9.0it/s, loss={loss}]\r")
+    };
+    add(
+        "text_log",
+        "valid-tqdm-no-newline.log",
+        (1..=5)
+            .map(|n| bar(n, "0.7"))
+            .collect::<String>()
+            .as_bytes(),
+    );
+    add(
+        "text_log",
+        "seed-overflow.log",
+        b"step 1 | loss 9e307\nstep 2 | loss -9e307\nstep 3 | loss 1.7976931348623157e308\nstep 1e308 | loss 5e-324\n",
+    );
+    add("text_log", "seed-zeros.log", &[0u8; 4096]);
+
+    let pieces = |p: &[&[u8]]| records(&p.iter().map(|x| x.to_vec()).collect::<Vec<_>>());
+    let jsonl = mldebug::fuzzing::TO_JSONL;
+    let rewrite = mldebug::fuzzing::REWRITE;
+    add(
+        "watch",
+        "valid-growing",
+        &pieces(&[
+            b"step 1 | loss 2.0\n",
+            b"step 2 | loss 1.9\nstep 3 | lo",
+            b"ss 1.8\n",
+            &[jsonl, b"{\"step\": 1, \"loss\": 0.9}\n"].concat(),
+            &[jsonl, b"{\"step\": 2, \"loss\": NaN}\n"].concat(),
+        ]),
+    );
+    add(
+        "watch",
+        "valid-bar-redraws",
+        &pieces(&[
+            bar(1, "0.9").as_bytes(),
+            bar(2, "0.8").as_bytes(),
+            format!("{}{}", bar(3, "0.7"), bar(4, "nan")).as_bytes(),
+        ]),
+    );
+    add(
+        "watch",
+        "valid-rewrites",
+        &pieces(&[
+            b"step 1 | loss 2.0\nstep 2 | loss 1.9\n",
+            &[
+                rewrite,
+                b"step 1 | loss 3.0\nstep 2 | loss nan\nstep 3 | loss 2.9\n",
+            ]
+            .concat(),
+            &[
+                rewrite,
+                b"step 1 | loss 3.0\nstep 2 | loss 2.9\nstep 3 | loss 2.9\n",
+            ]
+            .concat(),
+            &[jsonl, rewrite, b"{\"step\": 5, \"loss\": 0.5}\n"].concat(),
+        ]),
+    );
+    add(
+        "watch",
+        "seed-corrupt-jsonl",
+        &pieces(&[b"step 1 | loss 1\n", &[jsonl, b"{\"step\": "].concat()]),
+    );
     s
 }
 

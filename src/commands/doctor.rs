@@ -8,7 +8,10 @@
 //! Exit status: 1 when a finding is at least as bad as `--fail-on` (default `fail`), else 0;
 //! with `--watch --fail-on LEVEL`, 1 at the first such finding, while the run is still going.
 
-mod watch;
+mod follow;
+pub(crate) mod watch;
+
+pub(crate) use follow::Follow;
 
 use crate::doctor::{read, report};
 
@@ -46,8 +49,27 @@ pub struct Args {
     pub fail_on: Option<FailOn>,
     /// With --watch: stop once the logs have not changed for this many seconds (default: watch
     /// until interrupted).
-    #[arg(long, value_name = "SECONDS", requires = "watch")]
+    #[arg(long, value_name = "SECONDS", requires = "watch", value_parser = seconds)]
     pub idle_timeout: Option<f64>,
+}
+
+/// The longest `--idle-timeout`: a year, beyond any training run; a longer one is a typo.
+const MAX_IDLE_TIMEOUT_S: f64 = 365.0 * 24.0 * 3600.0;
+
+/// `--idle-timeout`: a finite number of seconds from 0 to [`MAX_IDLE_TIMEOUT_S`] (NaN, inf and
+/// negative numbers are refused, exit 2).
+fn seconds(s: &str) -> std::result::Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("{s:?} is not a number of seconds"))?;
+    if v.is_finite() && (0.0..=MAX_IDLE_TIMEOUT_S).contains(&v) {
+        Ok(v)
+    } else {
+        Err(format!(
+            "{s:?}: give a number of seconds from 0 to {MAX_IDLE_TIMEOUT_S}"
+        ))
+    }
 }
 
 /// The severity that makes the exit status 1.

@@ -38,7 +38,8 @@ const BLOCK: usize = 1 << 20;
 /// Every run under `paths`; `metrics` (from `--metric`) must each be logged by some run.
 pub fn read(paths: &[PathBuf], metrics: &[String]) -> Result<Vec<Run>> {
     let mut runs = Vec::new();
-    for p in paths {
+    // Globs first, so a pattern's text logs are read as text logs.
+    for p in &readers::walk::expand_patterns(paths)? {
         if let Some(run) = super::trace_read::read_if_trace(p)? {
             runs.push(run);
             continue;

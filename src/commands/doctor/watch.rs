@@ -1,105 +1,95 @@
 //! `doctor --watch`: poll logs that are still being written and print each finding once, as it
-//! appears. Plain-text logs are tailed (only new bytes are read, an unfinished last line waits
-//! for the next poll); other formats are read again when their files change, and a read that
-//! fails while a writer is mid-record is retried at the next change. Series are capped (see
-//! `mldebug_doctor::watch`), so memory stays bounded however long the run goes on.
+//! appears. What is read at each poll, and how a rewritten log is told from a growing one, is
+//! [`super::follow`]'s; series are capped (see `mldebug_doctor::watch`), so memory stays bounded
+//! however long the run goes on.
+//!
+//! The watch ends at the first finding as bad as `--fail-on` (exit 1), or once the logs have not
+//! changed for `--idle-timeout` seconds: exit 1 if a finding reached the level, 2 if a log is
+//! unreadable then (malformed, or no line of it recognised), else 0.
 
+use super::follow::Follow;
 use super::Args;
 use crate::context::Context;
-use crate::doctor::read::{self, Run};
+use crate::doctor::read::Run;
 use crate::doctor::report::link;
 use crate::render::output::{emit, emit_json, note};
 use crate::render::{doctor as render, style::Style};
-use crate::{Error, Exit, Result};
-use mldebug_doctor::watch::{cap, Reported};
-use mldebug_doctor::{diagnose, textlog::TextLog, Options, Severity};
+use crate::{Exit, Result};
+use mldebug_doctor::watch::Reported;
+use mldebug_doctor::{diagnose, Finding, Options, Severity};
 use std::collections::BTreeMap;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
 /// How often the logs are polled: often enough that a finding shows within a second of being
 /// logged, rarely enough that watching costs nothing next to training.
 const POLL: Duration = Duration::from_millis(500);
 
-/// The most bytes of a text log read in one poll (the rest waits for the next), so a huge
-/// backlog does not stall the first report.
-const MAX_READ_PER_POLL: u64 = 64 << 20;
+/// The findings printed so far, per run (by its source and name), so each is printed once.
+#[derive(Default)]
+pub struct Judged {
+    reported: BTreeMap<(PathBuf, String), Reported>,
+}
 
-/// A read error is reported once the file has stayed unchanged for this many polls (a writer
-/// mid-record makes a file briefly unreadable; one that stays so is broken).
-const ERROR_GRACE_POLLS: u32 = 4;
-
-/// One watched path.
-enum Source {
-    Text {
-        path: PathBuf,
-        offset: u64,
-        log: Box<TextLog>,
-    },
-    Reread {
-        path: PathBuf,
-        fingerprint: Vec<(PathBuf, u64, Option<SystemTime>)>,
-        runs: Vec<Run>,
-        failing: Option<(String, u32)>,
-    },
+impl Judged {
+    /// The findings of `runs` not printed before, with their run's name; a run whose source
+    /// was rewritten (in `rewritten`) starts over.
+    pub fn fresh(
+        &mut self,
+        runs: &[Run],
+        rewritten: &[PathBuf],
+        opts: &Options,
+    ) -> Vec<(String, Finding)> {
+        self.reported
+            .retain(|(source, _), _| !rewritten.iter().any(|r| source.starts_with(r)));
+        let mut out = Vec::new();
+        for run in runs {
+            let d = diagnose(&run.history, opts);
+            let key = (run.source.clone(), run.name.clone());
+            let seen = self.reported.entry(key).or_default();
+            for f in seen.fresh(&d.findings) {
+                out.push((run.name.clone(), f.clone()));
+            }
+        }
+        out
+    }
 }
 
 pub fn run(args: &Args, g: &Context) -> Result<Exit> {
-    let mut sources: Vec<Source> = Vec::new();
-    for p in &args.paths {
-        if !p.exists() {
-            return Err(Error::usage(format!(
-                "{}: no such file or directory",
-                p.display()
-            )));
-        }
-        sources.push(if read::is_text_log(p) {
-            Source::Text {
-                path: p.clone(),
-                offset: 0,
-                log: Box::default(),
-            }
-        } else {
-            Source::Reread {
-                path: p.clone(),
-                fingerprint: Vec::new(),
-                runs: Vec::new(),
-                failing: None,
-            }
-        });
-    }
+    let mut follow = Follow::new(&args.paths)?;
     let catalog = crate::catalog::open(g)?;
     let style = Style::from(g.stdout);
     let opts = Options {
         metrics: args.metrics.clone(),
     };
     let fail_at = args.fail_on.map(|f| f.severity());
-    let mut reported: BTreeMap<String, Reported> = BTreeMap::new();
+    let mut judged = Judged::default();
     let mut worst: Option<Severity> = None;
     let mut last_change = Instant::now();
     loop {
-        let mut changed = false;
-        for s in &mut sources {
-            changed |= poll(s)?;
+        let polled = follow.poll()?;
+        for e in &polled.errors {
+            note(&format!("error: {e}"));
         }
-        if changed {
+        for p in &polled.rewritten {
+            note(&format!(
+                "doctor: {} was rewritten; reading it again from the start",
+                p.display()
+            ));
+        }
+        if polled.changed {
             last_change = Instant::now();
-            for run in current_runs(&sources) {
-                let d = diagnose(&run.history, &opts);
-                let seen = reported.entry(run.name.clone()).or_default();
-                for f in seen.fresh(&d.findings) {
-                    let playbook = link(&catalog, f.symptom.id());
-                    if g.json() {
-                        emit_json(&render::watch_json(&run.name, f, playbook.as_ref())?)?;
-                    } else {
-                        let line = render::watch_line(&run.name, f, playbook.as_ref(), style);
-                        emit(&line, style.colour)?;
-                    }
-                    worst = worst.max(Some(f.severity));
-                    if fail_at.is_some_and(|level| f.severity >= level) {
-                        return Ok(Exit::Failed);
-                    }
+            for (name, f) in judged.fresh(&follow.runs(), &polled.rewritten, &opts) {
+                let playbook = link(&catalog, f.symptom.id());
+                if g.json() {
+                    emit_json(&render::watch_json(&name, &f, playbook.as_ref())?)?;
+                } else {
+                    let line = render::watch_line(&name, &f, playbook.as_ref(), style);
+                    emit(&line, style.colour)?;
+                }
+                worst = worst.max(Some(f.severity));
+                if fail_at.is_some_and(|level| f.severity >= level) {
+                    return Ok(Exit::Failed);
                 }
             }
         }
@@ -107,112 +97,15 @@ pub fn run(args: &Args, g: &Context) -> Result<Exit> {
             if last_change.elapsed().as_secs_f64() >= t {
                 note(&format!("doctor: no change for {t} s; stopped watching"));
                 let level = fail_at.unwrap_or(Severity::Fail);
-                return Ok(if worst.is_some_and(|w| w >= level) {
-                    Exit::Failed
-                } else {
-                    Exit::Ok
-                });
+                if worst.is_some_and(|w| w >= level) {
+                    return Ok(Exit::Failed);
+                }
+                return match follow.unreadable() {
+                    Some(e) => Err(e),
+                    None => Ok(Exit::Ok),
+                };
             }
         }
         std::thread::sleep(POLL);
     }
-}
-
-/// The runs as last read.
-fn current_runs(sources: &[Source]) -> Vec<Run> {
-    let mut out = Vec::new();
-    for s in sources {
-        match s {
-            Source::Text { path, log, .. } => {
-                if let Ok(run) = read::text_run(path, log) {
-                    out.push(run);
-                }
-            }
-            Source::Reread { runs, .. } => out.extend(runs.iter().cloned()),
-        }
-    }
-    out
-}
-
-/// Reads what is new in one source; whether anything changed.
-fn poll(s: &mut Source) -> Result<bool> {
-    match s {
-        Source::Text { path, offset, log } => tail(path, offset, log),
-        Source::Reread {
-            path,
-            fingerprint,
-            runs,
-            failing,
-        } => {
-            let now = fingerprint_of(path);
-            if now == *fingerprint {
-                if let Some((msg, polls)) = failing {
-                    *polls += 1;
-                    if *polls == ERROR_GRACE_POLLS {
-                        note(&format!("error: {msg}"));
-                    }
-                }
-                return Ok(false);
-            }
-            *fingerprint = now;
-            match read::read(std::slice::from_ref(path), &[]) {
-                Ok(r) => {
-                    *runs = r;
-                    *failing = None;
-                    Ok(true)
-                }
-                Err(e) => {
-                    *failing = Some((e.to_string(), 0));
-                    Ok(false)
-                }
-            }
-        }
-    }
-}
-
-/// Reads the bytes appended to a text log since the last poll. A file that shrank was
-/// rewritten: it is read again from the start.
-fn tail(path: &Path, offset: &mut u64, log: &mut Box<TextLog>) -> Result<bool> {
-    let cannot = |e: std::io::Error| Error::usage(format!("{}: cannot read: {e}", path.display()));
-    let len = std::fs::metadata(path).map_err(cannot)?.len();
-    if len < *offset {
-        *offset = 0;
-        **log = TextLog::new();
-    }
-    if len == *offset {
-        return Ok(false);
-    }
-    let mut f = std::fs::File::open(path).map_err(cannot)?;
-    f.seek(SeekFrom::Start(*offset)).map_err(cannot)?;
-    let mut buf = Vec::new();
-    let n = f
-        .take(MAX_READ_PER_POLL)
-        .read_to_end(&mut buf)
-        .map_err(cannot)?;
-    *offset += n as u64;
-    log.feed(&buf);
-    for points in log.history_mut().values_mut() {
-        cap(points);
-    }
-    Ok(n > 0)
-}
-
-/// Size and modification time of every file under `path` (one `stat` each).
-fn fingerprint_of(path: &Path) -> Vec<(PathBuf, u64, Option<SystemTime>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![path.to_path_buf()];
-    while let Some(p) = stack.pop() {
-        let Ok(meta) = std::fs::metadata(&p) else {
-            continue;
-        };
-        if meta.is_dir() {
-            if let Ok(entries) = std::fs::read_dir(&p) {
-                stack.extend(entries.flatten().map(|e| e.path()));
-            }
-        } else {
-            out.push((p, meta.len(), meta.modified().ok()));
-        }
-    }
-    out.sort();
-    out
 }

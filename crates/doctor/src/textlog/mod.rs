@@ -15,8 +15,10 @@
 //! else its order among the dicts (the report says which). Carriage returns split a line into
 //! the bar redraws it holds, and terminal escape sequences are removed first.
 //!
-//! The reader is incremental: [`TextLog::feed`] takes bytes as a file grows, keeps an unfinished
-//! last line for the next call, and [`TextLog::finish`] reads it at the end of the file.
+//! The reader is incremental: [`TextLog::feed`] takes bytes as a file grows, reads each record as
+//! soon as it ends (a line at `\n`, a bar redraw at `\r`, so a bar redrawn without a newline is
+//! read while it is drawn), keeps an unfinished one for the next call, and [`TextLog::finish`]
+//! reads that at the end of the file. A segment longer than [`MAX_SEGMENT_BYTES`] is passed over.
 
 mod keyvalue;
 mod progress;
@@ -75,6 +77,11 @@ pub struct ShapeCount {
 
 const SHAPES: [&str; 4] = ["hf-dict", "step-line", "tqdm", "keras"];
 
+/// The longest segment (text between two `\r` or `\n`) read: a bar redraw, a step line or an
+/// HF dict is a few hundred bytes, so this is far beyond any record, and a stream with no line
+/// ends (a binary file, `/dev/zero`) costs no more memory than this.
+pub const MAX_SEGMENT_BYTES: usize = 1 << 20;
+
 /// The state of a text log being read.
 #[derive(Debug, Default)]
 pub struct TextLog {
@@ -82,7 +89,12 @@ pub struct TextLog {
     counts: [Option<(usize, usize, usize)>; 4],
     lines: usize,
     read: usize,
+    /// The bytes of the segment being written (up to the next `\r` or `\n`).
     partial: Vec<u8>,
+    /// The segment being written is too long to be a record: passed over up to its end.
+    skipping: bool,
+    /// The line being written, once a segment of it has ended: the shapes read in it so far.
+    open: Option<[bool; 4]>,
     /// The training bar's total, once one has been seen.
     main_total: Option<u64>,
     /// Position of the training bar: last n, steps counted before this loop, global step.
@@ -103,25 +115,83 @@ impl TextLog {
         TextLog::default()
     }
 
-    /// Reads the complete lines in `bytes` (after any unfinished line from the last call).
+    /// Reads the complete records in `bytes` (after any unfinished one from the last call): a
+    /// line ends at `\n`, and a bar redraw at `\r`, so a bar redrawn all epoch long without a
+    /// newline is read redraw by redraw, as the file grows.
     pub fn feed(&mut self, bytes: &[u8]) {
-        let mut rest = bytes;
-        while let Some(nl) = rest.iter().position(|b| *b == b'\n') {
-            self.partial.extend_from_slice(&rest[..nl]);
-            let line = std::mem::take(&mut self.partial);
-            self.line(&line);
-            rest = &rest[nl + 1..];
+        for piece in bytes.split_inclusive(|b| *b == b'\n' || *b == b'\r') {
+            let (body, end) = match piece.split_last() {
+                Some((&e, body)) if e == b'\n' || e == b'\r' => (body, Some(e)),
+                _ => (piece, None),
+            };
+            self.append(body);
+            match end {
+                Some(b'\r') => self.end_segment(),
+                Some(_) => {
+                    self.end_segment();
+                    self.end_line();
+                }
+                None => {}
+            }
         }
-        self.partial.extend_from_slice(rest);
     }
 
     /// Reads an unfinished last line and places dicts still waiting for a bar position.
     pub fn finish(&mut self) {
-        if !self.partial.is_empty() {
-            let line = std::mem::take(&mut self.partial);
-            self.line(&line);
+        if !self.partial.is_empty() || self.skipping || self.open.is_some() {
+            self.end_segment();
+            self.end_line();
         }
         self.place_pending();
+    }
+
+    /// Keeps the bytes of an unfinished segment; one longer than [`MAX_SEGMENT_BYTES`] is no
+    /// record mldebug reads, and is passed over up to its end.
+    fn append(&mut self, body: &[u8]) {
+        if self.skipping {
+            return;
+        }
+        if self.partial.len() + body.len() > MAX_SEGMENT_BYTES {
+            self.partial = Vec::new();
+            self.skipping = true;
+            return;
+        }
+        self.partial.extend_from_slice(body);
+    }
+
+    /// Reads the segment that just ended (at `\r` or `\n`).
+    fn end_segment(&mut self) {
+        let seg = std::mem::take(&mut self.partial);
+        self.open.get_or_insert([false; 4]);
+        if std::mem::take(&mut self.skipping) {
+            return;
+        }
+        let text = strip_escapes(&String::from_utf8_lossy(&seg));
+        if text.trim().is_empty() {
+            return;
+        }
+        if let Some(shape) = self.segment(&text) {
+            if let Some(open) = &mut self.open {
+                open[shape] = true;
+            }
+        }
+    }
+
+    /// Counts the line that just ended (at `\n`) under the shapes its segments were read as.
+    fn end_line(&mut self) {
+        let shapes = self.open.take().unwrap_or_default();
+        self.lines += 1;
+        if shapes.iter().any(|x| *x) {
+            self.read += 1;
+            for (k, hit) in shapes.iter().enumerate() {
+                if *hit {
+                    let line = self.lines;
+                    let c = self.counts[k].get_or_insert((0, line, line));
+                    c.0 += 1;
+                    c.2 = line;
+                }
+            }
+        }
     }
 
     /// The series read so far (dicts still waiting for a bar position not included).
@@ -134,11 +204,26 @@ impl TextLog {
         &mut self.series
     }
 
-    /// What was read, by shape.
+    /// What was read, by shape (a line still being written counts, with what it read so far).
     pub fn report(&self) -> ReadReport {
+        let open = self.open.unwrap_or_default();
+        let (mut lines, mut read, mut counts) = (self.lines, self.read, self.counts);
+        if self.open.is_some() || !self.partial.is_empty() {
+            lines += 1;
+        }
+        if open.iter().any(|x| *x) {
+            read += 1;
+            for (k, hit) in open.iter().enumerate() {
+                if *hit {
+                    let c = counts[k].get_or_insert((0, lines, lines));
+                    c.0 += 1;
+                    c.2 = lines;
+                }
+            }
+        }
         let shapes: Vec<ShapeCount> = SHAPES
             .iter()
-            .zip(&self.counts)
+            .zip(&counts)
             .filter_map(|(shape, c)| {
                 c.map(|(lines, first_line, last_line)| ShapeCount {
                     shape,
@@ -149,8 +234,8 @@ impl TextLog {
             })
             .collect();
         ReadReport {
-            lines: self.lines,
-            read: self.read,
+            lines,
+            read,
             first_line: shapes.iter().map(|s| s.first_line).min(),
             last_line: shapes.iter().map(|s| s.last_line).max(),
             shapes,
@@ -161,31 +246,6 @@ impl TextLog {
             } else {
                 StepSource::LineOrder
             },
-        }
-    }
-
-    fn line(&mut self, raw: &[u8]) {
-        self.lines += 1;
-        let text = strip_escapes(&String::from_utf8_lossy(raw));
-        let mut shapes_here = [false; 4];
-        for seg in text.split('\r') {
-            if seg.trim().is_empty() {
-                continue;
-            }
-            if let Some(s) = self.segment(seg) {
-                shapes_here[s] = true;
-            }
-        }
-        if shapes_here.iter().any(|x| *x) {
-            self.read += 1;
-            for (k, hit) in shapes_here.iter().enumerate() {
-                if *hit {
-                    let line = self.lines;
-                    let c = self.counts[k].get_or_insert((0, line, line));
-                    c.0 += 1;
-                    c.2 = line;
-                }
-            }
         }
     }
 
@@ -406,6 +466,44 @@ mod tests {
         let t = parse(text.as_bytes());
         assert_eq!(t.history()["loss"], vec![(10.0, 0.9), (20.0, 0.5)]);
         assert_eq!(t.history()[BAR_STEP_TIME][1], (20.0, 0.006));
+    }
+
+    #[test]
+    fn bar_redraws_are_read_before_their_line_ends() {
+        let mut t = TextLog::new();
+        t.feed(b"step 0 loss 2.0\n");
+        t.feed("Epoch 0:  10%|█ | 1/10 [00:01<00:09, 9.0it/s, loss=0.9]\r".as_bytes());
+        t.feed("Epoch 0:  20%|██ | 2/10 [00:01<00:09, 9.0it/s, loss=nan]\r".as_bytes());
+        let loss = &t.history()["loss"];
+        assert_eq!(loss.len(), 3, "{loss:?}");
+        assert!(loss[2].1.is_nan());
+        let r = t.report();
+        assert_eq!((r.lines, r.read), (2, 2));
+        // Fed whole, and fed byte by byte, the same text reads the same.
+        let text =
+            "a\rEpoch 0:  10%|█ | 1/10 [00:01<00:09, 9.0it/s, loss=0.9]\rstep 3 loss 1\r\nb\n";
+        let whole = parse(text.as_bytes());
+        let mut bytes = TextLog::new();
+        for b in text.as_bytes() {
+            bytes.feed(std::slice::from_ref(b));
+        }
+        bytes.finish();
+        assert_eq!(whole.history(), bytes.history());
+        assert_eq!(whole.report(), bytes.report());
+        assert_eq!((whole.report().lines, whole.report().read), (2, 1));
+    }
+
+    #[test]
+    fn a_segment_without_an_end_is_bounded() {
+        let mut t = TextLog::new();
+        let zeros = vec![0u8; MAX_SEGMENT_BYTES / 4];
+        for _ in 0..8 {
+            t.feed(&zeros);
+            assert!(t.partial.len() <= MAX_SEGMENT_BYTES);
+        }
+        t.feed(b"\nstep 1 loss 2\n");
+        assert_eq!(t.history()["loss"], vec![(1.0, 2.0)]);
+        assert_eq!(t.report().lines, 2);
     }
 
     #[test]

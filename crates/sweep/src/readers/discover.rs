@@ -109,19 +109,16 @@ pub fn expand(paths: &[PathBuf]) -> Result<Vec<Input>> {
             Err(_) => {}
         }
         let s = p.to_string_lossy();
-        if !s.contains(['*', '?', '[']) {
+        if !super::walk::is_pattern(&s) {
             return Err(Error::usage(format!(
                 "{}: no such file or directory",
                 p.display()
             )));
         }
-        let matches =
-            glob::glob(&s).map_err(|e| Error::usage(format!("{s}: bad glob pattern: {e}")))?;
         let before = out.len();
-        for m in matches {
-            let path = m.map_err(|e| Error::usage(format!("{s}: {e}")))?;
+        for path in super::walk::glob(&s)? {
             let Ok(meta) = fs::metadata(&path) else {
-                continue; // a dangling link the pattern matched
+                continue; // removed since it matched
             };
             let is_dir = regular_or_dir(&path, &meta)?;
             out.push(Input { path, is_dir });
@@ -152,7 +149,7 @@ pub fn discover(inputs: &[Input]) -> Result<Vec<Job>> {
         let p = &input.path;
         if input.is_dir {
             let mut found = Vec::new();
-            walk(p, false, &mut found)?;
+            walk(p, false, &mut Walked::default(), &mut found)?;
             jobs.extend(found.into_iter().map(|source| Job {
                 source,
                 root: Some(p.clone()),
@@ -283,9 +280,30 @@ fn checkpoint_number(name: &str) -> Option<u64> {
     name.strip_prefix("checkpoint-")?.parse().ok()
 }
 
+/// What one directory walk has entered: each real directory once (a bind mount or a link into
+/// a folder already walked is not walked again), never deeper than [`super::walk::MAX_DEPTH`].
+#[derive(Default)]
+struct Walked {
+    entered: std::collections::HashSet<super::walk::FileId>,
+    depth: usize,
+}
+
 /// Walks `dir`, appending the sources found in a stable (sorted) order. `skip_trainer_state` is
 /// set for HF `checkpoint-N` directories whose `trainer_state.json` repeats the run's final one.
-fn walk(dir: &Path, skip_trainer_state: bool, out: &mut Vec<Source>) -> Result<()> {
+fn walk(
+    dir: &Path,
+    skip_trainer_state: bool,
+    walked: &mut Walked,
+    out: &mut Vec<Source>,
+) -> Result<()> {
+    let Ok(meta) = fs::metadata(dir) else {
+        return Ok(()); // removed since it was listed
+    };
+    if walked.depth > super::walk::MAX_DEPTH
+        || !walked.entered.insert(super::walk::file_id(dir, &meta))
+    {
+        return Ok(());
+    }
     if is_wandb_run_dir(dir) {
         out.push(Source::WandbDir(dir.to_path_buf()));
         return Ok(());
@@ -351,7 +369,10 @@ fn walk(dir: &Path, skip_trainer_state: bool, out: &mut Vec<Source>) -> Result<(
         let skip_state = checkpoint_number(name).is_some()
             && newest_checkpoint.as_deref() != Some(name.as_str());
         let before = out.len();
-        walk(path, skip_state, out)?;
+        walked.depth += 1;
+        let walked_child = walk(path, skip_state, walked, out);
+        walked.depth -= 1;
+        walked_child?;
         merge_child(dir, name, before, out);
     }
     Ok(())

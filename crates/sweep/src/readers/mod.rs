@@ -53,6 +53,7 @@ mod run_object;
 mod series;
 mod tables;
 mod tfevents;
+pub mod walk;
 mod wandb_csv;
 mod wandb_dir;
 mod wandb_log;
