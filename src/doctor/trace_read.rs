@@ -29,7 +29,7 @@ pub fn read_if_trace(p: &Path) -> Result<Option<Run>> {
         return Ok(None);
     }
     let meta =
-        std::fs::metadata(p).map_err(|e| Error::io(&format!("reading {}", p.display()), &e))?;
+        std::fs::metadata(p).map_err(|e| Error::io(format!("reading {}", p.display()), &e))?;
     if meta.len() > MAX_BYTES {
         return Err(Error::input(
             p,
@@ -40,7 +40,7 @@ pub fn read_if_trace(p: &Path) -> Result<Option<Run>> {
             ),
         ));
     }
-    let text = std::fs::read(p).map_err(|e| Error::io(&format!("reading {}", p.display()), &e))?;
+    let text = std::fs::read(p).map_err(|e| Error::io(format!("reading {}", p.display()), &e))?;
     let text = String::from_utf8(text).map_err(|e| {
         Error::input(
             p,

@@ -27,10 +27,10 @@ impl ProbeDir {
             let dest = dir.path.join(rel);
             if let Some(parent) = dest.parent() {
                 std::fs::create_dir_all(parent)
-                    .map_err(|e| Error::io(&format!("creating {}", parent.display()), &e))?;
+                    .map_err(|e| Error::io(format!("creating {}", parent.display()), &e))?;
             }
             std::fs::write(&dest, text)
-                .map_err(|e| Error::io(&format!("writing {}", dest.display()), &e))?;
+                .map_err(|e| Error::io(format!("writing {}", dest.display()), &e))?;
         }
         Ok(dir)
     }
@@ -80,7 +80,7 @@ fn unique_dir(base: &Path) -> Result<PathBuf> {
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
             Err(e) => {
                 return Err(Error::io(
-                    &format!("creating a folder in {}", base.display()),
+                    format!("creating a folder in {}", base.display()),
                     &e,
                 ))
             }

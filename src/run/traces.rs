@@ -14,7 +14,7 @@ const MAX_BYTES: u64 = 256 << 20;
 /// The traces' text, one process after another, and whether it was cut at [`MAX_BYTES`].
 pub fn collect(dir: &Path) -> Result<(String, bool)> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
-        .map_err(|e| Error::io(&format!("reading {}", dir.display()), &e))?
+        .map_err(|e| Error::io(format!("reading {}", dir.display()), &e))?
         .filter_map(|e| e.ok())
         .map(|e| e.path())
         .filter(|p| {
@@ -26,7 +26,7 @@ pub fn collect(dir: &Path) -> Result<(String, bool)> {
     let mut texts = Vec::new();
     for f in files.drain(..) {
         let file = std::fs::File::open(&f)
-            .map_err(|e| Error::io(&format!("reading {}", f.display()), &e))?;
+            .map_err(|e| Error::io(format!("reading {}", f.display()), &e))?;
         let mut text = String::new();
         let mut reader = BufReader::new(file);
         let mut line = String::new();
@@ -36,7 +36,7 @@ pub fn collect(dir: &Path) -> Result<(String, bool)> {
                 .by_ref()
                 .take(trace::read::MAX_LINE as u64 + 1)
                 .read_line(&mut line)
-                .map_err(|e| Error::io(&format!("reading {}", f.display()), &e))?;
+                .map_err(|e| Error::io(format!("reading {}", f.display()), &e))?;
             // A process killed mid-line leaves an unfinished last line: not a record.
             if n == 0 || !line.ends_with('\n') {
                 break;
@@ -71,7 +71,7 @@ fn order_key(text: &str) -> (i64, u64) {
 /// Keeps the traces at `path` (written whole, then renamed into place).
 pub fn keep(text: &str, path: &Path) -> Result<()> {
     crate::atomic_file::write(path, text.as_bytes())
-        .map_err(|e| Error::io(&format!("writing {}", path.display()), &e))
+        .map_err(|e| Error::io(format!("writing {}", path.display()), &e))
 }
 
 /// The processes in `text`; a line that does not read is an internal error (the probes wrote
