@@ -71,8 +71,10 @@ class WhatTheStepDoes(unittest.TestCase):
             self.assertGreater(r["memory"]["rss"], 0)
             self.assertRegex(r["batch"], "^[0-9a-f]{16}$")
         for r in steps(records)[3:]:
-            self.assertIsNone(r["changed"])
+            # Light steps: the 4 largest tensors, sampled.
+            self.assertEqual((r["changed"], r["checked"], r["update_sampled"]), (4, 4, True))
             self.assertGreater(r["grad_norm"], 0)
+            self.assertIsNone(r["param_checksum"])
         self.assertEqual(len({r["batch"] for r in steps(records)}), 6)
         grads = kind(records, "grads")
         self.assertEqual(len(grads), 3)
@@ -94,7 +96,7 @@ class WhatTheStepDoes(unittest.TestCase):
             self.assertEqual((r["changed"], r["with_grad"]), (0, 0))
 
     def test_lr_zero_changes_nothing(self):
-        for r in steps(trace_of("--bug", "lr0"))[:3]:
+        for r in steps(trace_of("--bug", "lr0")):
             self.assertEqual(r["changed"], 0)
             self.assertEqual(r["update_ratio"], 0.0)
             self.assertGreater(r["grad_norm"], 0)

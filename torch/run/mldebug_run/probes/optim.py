@@ -2,9 +2,10 @@
 
 Every step: the gradients' total norm (one fused norm per device and dtype, one read), how many
 tensors have a gradient, whether gradients were carried over from the previous step, the loss,
-timings, memory. Heavy steps (each optimizer's first HEAVY_STEPS): a copy of its tensors before
-the step (a strided sample of each when they exceed COPY_BYTES_MAX) to count the tensors the
-step changed and the size of the update, and the `grads` records. Checksums (float64 sums of
+timings, memory, and whether the step changed its LIGHT_TENSORS largest tensors (a strided
+sample of each). Heavy steps (each optimizer's first HEAVY_STEPS): a copy of all its tensors
+before the step (a strided sample of each when they exceed COPY_BYTES_MAX) to count the tensors
+the step changed and the size of the update, and the `grads` records. Checksums (float64 sums of
 the tensors after the step and of their gradients before it) on heavy steps and every
 CHECKSUM_EVERY steps, for ranks to compare.
 
@@ -23,9 +24,11 @@ from .. import state as _state
 from ..state import HEAVY_STEPS, probe
 from ..where import where
 from . import carried, data, grads, memory, nonfinite
-from .tensors import dense, norms, sample, sums64, to_floats
+from .tensors import FINGERPRINT_ELEMENTS, dense, norms, sample, sums64, to_floats
 
 COPY_BYTES_MAX = 512 << 20  # full before-step copies up to 512 MiB; beyond, strided samples
+LIGHT_TENSORS = 4  # light steps compare the largest few tensors: a schedule that reaches lr 0
+LIGHT_ELEMENTS = 4096  # ...on a strided sample each, a handful of small copies per step
 CHECKSUM_EVERY = 10  # light steps with checksums: ranks compare a few, not every step
 
 
@@ -139,9 +142,17 @@ def _measure_pre(entry, opt):
                "grad_sq": _per_device_total(grad_norms, square=True),
                "grad_sum": _per_device_total(sums64([p.grad for p in with_grad])) if checksum else None,
                "with_grad_tensors": with_grad, "grad_norms": grad_norms}
-        if heavy:
-            pre["copies"], pre["sampled"] = _copies(tensors)
+        pre["compared"] = tensors if heavy else _largest(entry, tensors)
+        pre["copies"], pre["sampled"] = _copies(pre["compared"], full=heavy)
     entry.heavy = pre
+
+
+def _largest(entry, tensors):
+    """The LIGHT_TENSORS largest tensors, chosen once per optimizer."""
+    if getattr(entry, "largest", None) is None or len(entry.largest) > len(tensors):
+        order = sorted(range(len(tensors)), key=lambda i: -tensors[i].numel())
+        entry.largest = sorted(order[:LIGHT_TENSORS])
+    return [tensors[i] for i in entry.largest if i < len(tensors)]
 
 
 def _per_device_total(values, square=False):
@@ -158,18 +169,21 @@ def _per_device_total(values, square=False):
     return totals
 
 
-def _copies(tensors):
+def _copies(tensors, full):
+    """Copies of the tensors before the step: whole on heavy steps (up to COPY_BYTES_MAX in
+    all), else strided samples of LIGHT_ELEMENTS each. Returns (copies, sampled)."""
     total = sum(p.numel() * p.element_size() for p in tensors)
-    sampled = total > COPY_BYTES_MAX
-    return [(sample(p) if sampled else p.detach()).clone() for p in tensors], sampled
+    limit = None if full and total <= COPY_BYTES_MAX else (
+        FINGERPRINT_ELEMENTS if full else LIGHT_ELEMENTS)
+    return [(p.detach() if limit is None else sample(p, limit)).clone() for p in tensors], limit
 
 
-def _compare(tensors, copies, sampled):
+def _compare(tensors, copies, limit):
     """Per tensor: changed (0-d bool), ‖Δw‖ and ‖w before‖ (0-d float32), all on device."""
     torch = sys.modules["torch"]
     changed, deltas, weights = [], [], []
     for p, before in zip(tensors, copies):
-        now = sample(p) if sampled else p.detach()
+        now = p.detach() if limit is None else sample(p, limit)
         changed.append((now != before).any())
         diff = now.to(torch.float32) - before.to(torch.float32)
         deltas.append(torch.linalg.vector_norm(diff))
@@ -218,9 +232,8 @@ def _measure_post(entry, opt, pre):
             values.extend(pre["grad_sum"])
             values.extend(_per_device_total(sums64([p.detach() for p in tensors])))
         n_sums = len(values)
-        if pre["heavy"]:
-            changed, deltas, weights = _compare(tensors, pre["copies"], pre["sampled"])
-            values.extend(changed + deltas + weights)
+        changed, deltas, weights = _compare(pre["compared"], pre["copies"], pre["sampled"])
+        values.extend(changed + deltas + weights)
     floats = to_floats(values)
     grad_norm = math.sqrt(sum(floats[:n_sq])) if n_sq else None
     record = _step_record(entry, opt, pre, grad_norm)
@@ -232,10 +245,10 @@ def _measure_post(entry, opt, pre):
         bad = to_floats(pre["grad_norms"])
         nonfinite.gradient(pre["with_grad_tensors"], bad)
     nonfinite.after_step(st.interval.loss, grad_norm)
-    updates = _heavy_fields(record, tensors, pre, floats[n_sums:]) if pre["heavy"] else None
+    updates = _update_fields(record, pre["compared"], pre, floats[n_sums:])
     carried.snapshot(entry, tensors)
     st.emit("step", **record)
-    if updates is not None:
+    if pre["heavy"]:
         grads.write_records(entry, tensors, updates)
 
 
@@ -260,14 +273,14 @@ def _step_record(entry, opt, pre, grad_norm):
     }
 
 
-def _heavy_fields(record, tensors, pre, floats):
+def _update_fields(record, tensors, pre, floats):
     n = len(tensors)
     changed, deltas, weights = floats[:n], floats[n:2 * n], floats[2 * n:3 * n]
     record["changed"] = sum(1 for c in changed if c)
     record["checked"] = n
     d2, w2 = sum(d * d for d in deltas), sum(w * w for w in weights)
     record["update_ratio"] = math.sqrt(d2) / math.sqrt(w2) if w2 > 0 else None
-    record["update_sampled"] = pre["sampled"]
+    record["update_sampled"] = pre["sampled"] is not None
     return {id(p): d for p, d in zip(tensors, deltas)}
 
 
