@@ -49,6 +49,8 @@ class TwoRanks(unittest.TestCase):
             self.assertEqual(a["grad_checksum"], b["grad_checksum"])
         for a, b in zip(zero, one):
             self.assertNotEqual(a["batch"], b["batch"])
+        for a, b in zip(kind(by_rank[0], "grads"), kind(by_rank[1], "grads")):
+            self.assertEqual([g["param_sum"] for g in a["groups"]], [g["param_sum"] for g in b["groups"]])
 
     def test_same_batches_without_distributed_sampler(self):
         by_rank = ranks("--sampler", "none", limit=3)
@@ -62,6 +64,9 @@ class TwoRanks(unittest.TestCase):
         for a, b in zip(zero, one):
             self.assertNotEqual(a["grad_checksum"], b["grad_checksum"])
         self.assertNotEqual(zero[-1]["param_checksum"], one[-1]["param_checksum"])
+        groups = [g["grad_sum"] for g in kind(by_rank[0], "grads")[0]["groups"]], \
+            [g["grad_sum"] for g in kind(by_rank[1], "grads")[0]["groups"]]
+        self.assertNotEqual(groups[0][0], groups[1][0])
 
 
 if __name__ == "__main__":

@@ -229,7 +229,7 @@ def _loader_record(entry, loader):
             shuffle=shuffle, drop_last=bool(loader.drop_last),
             num_workers=loader.num_workers, worker_init_fn=loader.worker_init_fn is not None,
             persistent_workers=bool(getattr(loader, "persistent_workers", False)),
-            distributed=distributed, set_epoch_calls=calls)
+            distributed=distributed, set_epoch_calls=calls, iterable=_iterable(loader.dataset))
     entry.sampler = weakref.ref(sampler) if sampler is not None and _weakrefable(sampler) else None
 
 

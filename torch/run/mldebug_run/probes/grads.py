@@ -17,7 +17,7 @@ import sys
 
 from .. import state as _state
 from ..state import probe
-from .tensors import norms, to_floats
+from .tensors import norms, sums64, to_floats
 
 GROUP_DEPTH = 3  # `transformer.h.0`: deep enough to tell layers apart
 GROUPS_MAX = 64  # a record stays a few kB even for a 100-layer model
@@ -59,24 +59,28 @@ def write_records(opt_entry, tensors, updates):
 
 def _write_one(st, entry, opt_entry, named, mine, held, updates):
     with_grad = [p.grad for _, p in named if p.grad is not None and p.grad.layout == p.layout]
-    norm_values = to_floats(norms([p.detach() for _, p in named]) + norms(with_grad))
-    weight_norm = norm_values[:len(named)]
-    grad_norm = iter(norm_values[len(named):])
+    n, m = len(named), len(with_grad)
+    values = to_floats(norms([p.detach() for _, p in named]) + norms(with_grad)
+                       + sums64([p.detach() for _, p in named]) + sums64(with_grad))
+    weight_norm, grad_norm = values[:n], iter(values[n:n + m])
+    weight_sum, grad_sum = values[n + m:2 * n + m], iter(values[2 * n + m:])
     groups, no_grad, not_in_opt, frozen = {}, [], [], []
     not_in_opt_numel = 0
-    for (name, p), w in zip(named, weight_norm):
+    for (name, p), w, ws in zip(named, weight_norm, weight_sum):
         key = group_of(name)
         if key not in groups and len(groups) >= GROUPS_MAX:
             key = "(other)"
         g = groups.setdefault(key, {"name": key, "tensors": 0, "no_grad": 0, "zero_grad": 0,
                                     "grad_sq": 0.0, "weight_sq": 0.0, "update_sq": 0.0,
-                                    "frozen": 0})
+                                    "frozen": 0, "param_sum": 0.0, "grad_sum": 0.0})
         g["tensors"] += 1
         g["weight_sq"] += w * w
+        g["param_sum"] += ws
         has_grad = p.grad is not None and p.grad.layout == p.layout
         gn = next(grad_norm) if has_grad else None
         if gn is not None:
             g["grad_sq"] += gn * gn
+            g["grad_sum"] += next(grad_sum)
         u = updates.get(id(p))
         if u is not None:
             g["update_sq"] += u * u
@@ -97,7 +101,8 @@ def _write_one(st, entry, opt_entry, named, mine, held, updates):
         out.append({"name": g["name"], "tensors": g["tensors"], "no_grad": g["no_grad"],
                     "zero_grad": g["zero_grad"], "grad_norm": math.sqrt(g["grad_sq"]),
                     "weight_norm": math.sqrt(g["weight_sq"]),
-                    "update_norm": math.sqrt(g["update_sq"]), "frozen": g["frozen"]})
+                    "update_norm": math.sqrt(g["update_sq"]), "frozen": g["frozen"],
+                    "param_sum": g["param_sum"], "grad_sum": g["grad_sum"]})
     st.emit("grads", step=opt_entry.steps, optimizer=opt_entry.index, model=entry.index,
             groups=out, no_grad=no_grad[:NAMES_MAX], no_grad_count=len(no_grad),
             not_in_optimizer=not_in_opt[:NAMES_MAX], not_in_optimizer_numel=not_in_opt_numel,
