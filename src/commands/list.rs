@@ -154,47 +154,59 @@ fn human(rows: &Rows<'_>, paint: Paint) -> String {
         Rows::Entries(r) => {
             t = table::new(&["id", "title", "where", "checks"], paint);
             for e in r {
-                t.add_row(vec![
-                    e.id.to_string(),
-                    e.title.to_string(),
-                    format!("{}:{}", e.file, e.line),
-                    e.checks.join(" "),
-                ]);
+                table::add_row(
+                    &mut t,
+                    vec![
+                        e.id.to_string(),
+                        e.title.to_string(),
+                        format!("{}:{}", e.file, e.line),
+                        e.checks.join(" "),
+                    ],
+                );
             }
         }
         Rows::Sources(r) => {
             t = table::new(&["id", "author", "title", "status", "quotes"], paint);
             for s in r {
-                t.add_row(vec![
-                    s.id.to_string(),
-                    s.author.to_string(),
-                    s.title.to_string(),
-                    crate::render::paint::status_word(s.status).to_string(),
-                    s.excerpts.to_string(),
-                ]);
+                table::add_row(
+                    &mut t,
+                    vec![
+                        s.id.to_string(),
+                        s.author.to_string(),
+                        s.title.to_string(),
+                        crate::render::paint::status_word(s.status).to_string(),
+                        s.excerpts.to_string(),
+                    ],
+                );
             }
         }
         Rows::Checks(r) => {
             t = table::new(&["id", "section", "command"], paint);
             for k in r {
-                t.add_row(vec![
-                    k.id.clone(),
-                    k.title
-                        .unwrap_or("(missing: run `mldebug catalog verify`)")
-                        .to_string(),
-                    k.command.to_string(),
-                ]);
+                table::add_row(
+                    &mut t,
+                    vec![
+                        k.id.clone(),
+                        k.title
+                            .unwrap_or("(missing: run `mldebug catalog verify`)")
+                            .to_string(),
+                        k.command.to_string(),
+                    ],
+                );
             }
         }
         Rows::Symptoms(r) => {
             t = table::new(&["id", "symptom", "most likely", "first check"], paint);
             for s in r {
-                t.add_row(vec![
-                    s.id.to_string(),
-                    s.symptom.to_string(),
-                    s.hypotheses.first().cloned().unwrap_or_default(),
-                    s.commands.first().cloned().unwrap_or_default(),
-                ]);
+                table::add_row(
+                    &mut t,
+                    vec![
+                        s.id.to_string(),
+                        s.symptom.to_string(),
+                        s.hypotheses.first().cloned().unwrap_or_default(),
+                        s.commands.first().cloned().unwrap_or_default(),
+                    ],
+                );
             }
         }
     }

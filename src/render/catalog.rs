@@ -2,6 +2,7 @@
 //! then the verdict and what the catalog holds.
 
 use super::paint::Paint;
+use super::terminal::escape;
 use serde::Serialize;
 
 /// What the catalog holds.
@@ -37,7 +38,12 @@ pub struct ProblemOut {
 pub fn human(out: &Output, paint: Paint) -> String {
     let mut text = String::new();
     for p in &out.problems {
-        text.push_str(&format!("{}:{}: {}\n", p.file, p.line, p.message));
+        text.push_str(&format!(
+            "{}:{}: {}\n",
+            escape(&p.file),
+            p.line,
+            escape(&p.message)
+        ));
     }
     let n = &out.counts;
     let summary = format!(

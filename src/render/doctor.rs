@@ -1,10 +1,12 @@
 //! `mldebug doctor` as terminal text: per run, what was read, a sparkline of each series judged,
 //! the findings table, and for each symptom found its PLAYBOOK row (hypotheses, most likely
 //! first, and the commands to run next); then the symptoms that differ between seeds. Also the
-//! one-line form `--watch` prints as each finding appears.
+//! one-line form `--watch` prints as each finding appears. Run names, file names, metric names
+//! and catalog text are data: each is escaped ([`super::terminal::escape`]) where it is placed.
 
 use super::sparkline::sparkline;
 use super::style::Style;
+use super::terminal::escape;
 use crate::doctor::report::{PlaybookLink, Report, RunReport};
 use crate::{Error, Result};
 use comfy_table::Cell;
@@ -40,9 +42,9 @@ pub fn render(r: &Report, style: Style) -> String {
         for d in &r.seed_differences {
             out.push_str(&format!(
                 "  {}: in {}, not in {}\n",
-                d.symptom,
-                d.present.join(", "),
-                d.absent.join(", ")
+                escape(&d.symptom.to_string()),
+                escape(&d.present.join(", ")),
+                escape(&d.absent.join(", "))
             ));
         }
     }
@@ -58,9 +60,9 @@ pub fn render(r: &Report, style: Style) -> String {
 }
 
 fn render_run(run: &RunReport, style: Style, out: &mut String) {
-    out.push_str(&run.source);
+    out.push_str(&escape(&run.source));
     if !run.place.is_empty() {
-        out.push_str(&format!(" ({})", run.place));
+        out.push_str(&format!(" ({})", escape(&run.place)));
     }
     out.push('\n');
     if let Some(read) = &run.read {
@@ -75,7 +77,7 @@ fn render_run(run: &RunReport, style: Style, out: &mut String) {
     for s in &run.series {
         let values: Vec<f64> = s.data.iter().map(|p| p.1).collect();
         t.add_row([
-            s.metric.clone(),
+            escape(&s.metric).into_owned(),
             s.role.label().to_string(),
             s.points.to_string(),
             format!("{}–{}", num(s.first_step), num(s.last_step)),
@@ -96,8 +98,8 @@ fn render_run(run: &RunReport, style: Style, out: &mut String) {
             style.status_cell(status(x.severity), x.severity.label()),
             Cell::new(x.symptom.id()),
             Cell::new(num(x.step)),
-            Cell::new(&x.metric),
-            Cell::new(&x.summary),
+            style.cell(&x.metric),
+            style.cell(&x.summary),
         ]);
     }
     out.push('\n');
@@ -114,12 +116,12 @@ fn render_run(run: &RunReport, style: Style, out: &mut String) {
 }
 
 pub(crate) fn playbook_block(p: &PlaybookLink) -> String {
-    let mut s = format!("\n  {} → {}\n", p.row, p.link);
+    let mut s = format!("\n  {} → {}\n", escape(&p.row), escape(&p.link));
     for (i, h) in p.hypotheses.iter().enumerate() {
-        s.push_str(&format!("    {}. {h}\n", i + 1));
+        s.push_str(&format!("    {}. {}\n", i + 1, escape(h)));
     }
     for c in &p.next {
-        s.push_str(&format!("    next: {c}\n"));
+        s.push_str(&format!("    next: {}\n", escape(c)));
     }
     s
 }
@@ -160,13 +162,14 @@ fn indent(s: &str) -> String {
 /// One finding as `--watch` prints it.
 pub fn watch_line(run: &str, f: &Finding, playbook: Option<&PlaybookLink>, style: Style) -> String {
     format!(
-        "{run}: {} {} at step {} ({}): {}{}\n",
+        "{}: {} {} at step {} ({}): {}{}\n",
+        escape(run),
         style.paint(status(f.severity), f.severity.label()),
         f.symptom,
         num(f.step),
-        f.metric,
-        f.summary,
-        playbook.map_or(String::new(), |p| format!(" — {}", p.link)),
+        escape(&f.metric),
+        escape(&f.summary),
+        playbook.map_or(String::new(), |p| format!(" — {}", escape(&p.link))),
     )
 }
 

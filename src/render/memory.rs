@@ -1,6 +1,7 @@
 //! The `mldebug memory` report: the components, the stage peaks, each GPU target, the levers.
 
 use super::style::Style;
+use super::terminal::escape;
 use comfy_table::Cell;
 use mldebug_diagnostics::Status;
 use mldebug_memory::report::{MemoryReport, ModelMemory};
@@ -31,7 +32,7 @@ pub fn render(r: &MemoryReport, style: &Style) -> String {
     }
     out.push_str("\nassumptions:\n");
     for a in &r.assumptions {
-        out.push_str(&format!("  - {a}\n"));
+        out.push_str(&format!("  - {}\n", escape(&a.to_string())));
     }
     out
 }
@@ -41,7 +42,7 @@ pub fn render_model(r: &ModelMemory, style: &Style) -> String {
     let e = &r.estimate;
     let mut out = format!(
         "{}: {} values ({} trainable), {} bytes each; batch {}\n\n",
-        r.model,
+        escape(&r.model),
         human_count(e.values),
         human_count(e.trainable),
         e.value_bytes,
@@ -64,8 +65,8 @@ pub fn render_model(r: &ModelMemory, style: &Style) -> String {
         for m in e.modules.iter().take(5) {
             out.push_str(&format!(
                 "  {:<24} {:<10} {}\n",
-                m.module,
-                m.kind,
+                escape(&m.module),
+                escape(&m.kind.to_string()),
                 human_bytes(m.bytes)
             ));
         }
@@ -77,7 +78,7 @@ pub fn render_model(r: &ModelMemory, style: &Style) -> String {
     }
     out.push_str(&format!(
         "\nfrom the model's own autograd graph, AdamW in fp32; measure it: mldebug check memory --model {}\n",
-        r.model
+        escape(&r.model)
     ));
     out
 }
@@ -103,8 +104,8 @@ fn heading(r: &MemoryReport) -> String {
     };
     format!(
         "{} ({}): {} parameters, {} trainable\n{}{adapters}{quant} · {} · {} · batch {} × {} tokens{} · {} attention{}{}\n",
-        r.source,
-        r.shape.family.model_type(),
+        escape(&r.source.to_string()),
+        escape(&r.shape.family.model_type().to_string()),
         human_count(e.params.total),
         human_count(e.trainable),
         s.method,
@@ -132,9 +133,9 @@ fn components(r: &MemoryReport, style: &Style) -> String {
     table.set_header(["component", "bytes", "how"]);
     for c in &r.estimate.components {
         table.add_row(vec![
-            Cell::new(&c.name),
+            style.cell(&c.name),
             Cell::new(human_bytes(c.bytes)),
-            Cell::new(&c.how),
+            style.cell(&c.how),
         ]);
     }
     table.trim_fmt()
@@ -147,7 +148,7 @@ fn stages(r: &MemoryReport, style: &Style) -> String {
         table.add_row(vec![
             Cell::new(s.stage.as_str()),
             Cell::new(human_bytes(s.bytes)),
-            Cell::new(&s.holds),
+            style.cell(&s.holds),
         ]);
     }
     table.trim_fmt()

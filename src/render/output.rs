@@ -5,7 +5,8 @@ use crate::{Error, Result};
 use std::io::{ErrorKind, Write};
 
 /// Write human output to stdout, control characters escaped ([`super::terminal::safe`]);
-/// `colour` keeps mldebug's own colour sequences.
+/// `colour` keeps mldebug's own colour sequences ([`super::terminal::OURS`]) and no other. The
+/// renderers escaped the data in `text` before colouring it.
 pub fn emit(text: &str, colour: bool) -> Result<()> {
     write_stdout(&super::terminal::safe(text, colour))
 }

@@ -6,11 +6,14 @@ use crate::catalog::QuoteStatus;
 use crate::context::Stream;
 
 /// `text` in the SGR style `code` (`"31"` red, `"1"` bold, ...) when `on`, else unchanged.
+/// Control characters in `text` are escaped first ([`super::terminal::escape_text`]): what is
+/// painted may hold data, and no data byte may produce a sequence.
 pub fn sgr(on: bool, code: &str, text: &str) -> String {
+    let text = super::terminal::escape_text(text);
     if on {
         format!("\x1b[{code}m{text}\x1b[0m")
     } else {
-        text.to_string()
+        text.into_owned()
     }
 }
 
@@ -86,5 +89,9 @@ mod tests {
     fn painted_only_when_colour_is_on() {
         assert_eq!(Paint::plain().bold("x"), "x");
         assert_eq!(Paint { color: true }.bold("x"), "\x1b[1mx\x1b[0m");
+        assert_eq!(
+            Paint { color: true }.bold("x\x1b[8m"),
+            "\x1b[1mx\\u{1b}[8m\x1b[0m"
+        );
     }
 }

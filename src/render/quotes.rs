@@ -2,6 +2,7 @@
 //! was checked. An unverified quote says so in words, not only in colour.
 
 use super::paint::Paint;
+use super::terminal::{escape, escape_text};
 use super::text::{wrap, WRAP};
 use crate::catalog::lookup::QuoteHit;
 use crate::catalog::QuoteStatus;
@@ -13,16 +14,16 @@ pub fn quote(q: &QuoteHit, paint: Paint) -> String {
 
 /// One quote shown inside entry `shown` (which is then not offered as "in: mldebug show ...").
 pub fn quote_in(q: &QuoteHit, paint: Paint, shown: Option<&str>) -> String {
-    let mut out = wrap(&format!("“{}”", q.text), WRAP, "  ");
+    let mut out = wrap(&format!("“{}”", escape_text(&q.text)), WRAP, "  ");
     let date = if q.date.is_empty() {
         String::new()
     } else {
-        format!(" ({})", q.date)
+        format!(" ({})", escape(&q.date))
     };
     out.push_str(&format!(
         "    — {}, {}{date}\n",
-        paint.bold(&q.author),
-        q.title
+        paint.bold(&escape(&q.author)),
+        escape(&q.title)
     ));
     out.push_str(&format!("      {}\n", paint.cyan(&q.url)));
     out.push_str(&format!("      {}\n", status_line(q.status, paint)));
@@ -30,7 +31,7 @@ pub fn quote_in(q: &QuoteHit, paint: Paint, shown: Option<&str>) -> String {
         .entries
         .iter()
         .filter(|e| Some(e.as_str()) != shown)
-        .map(|e| mldebug_report::show_command(e))
+        .map(|e| escape(&mldebug_report::show_command(e)).into_owned())
         .collect();
     if !others.is_empty() {
         out.push_str(&format!(

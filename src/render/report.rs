@@ -4,6 +4,7 @@
 
 use super::sparkline::{sparkline, ROW_WIDTH};
 use super::style::Style;
+use super::terminal::escape;
 use comfy_table::{Cell, Table};
 use mldebug_diagnostics::report::Series;
 use mldebug_diagnostics::{CheckId, Finding, Report, Status};
@@ -23,7 +24,9 @@ pub fn render(report: &Report, style: &Style) -> String {
     let _ = writeln!(
         out,
         "{} · {} · seed {}",
-        report.model, report.device, report.seed
+        escape(&report.model),
+        escape(&report.device),
+        report.seed
     );
     let _ = writeln!(out, "{}", table(report, style).trim_fmt());
     for finding in report.checks.iter().filter(|f| f.status != Status::Pass) {
@@ -43,7 +46,7 @@ fn table(report: &Report, style: &Style) -> Table {
             Cell::new(f.check),
             style.status_cell(f.status, f.status),
             Cell::new(summary_with_curve(f)),
-            Cell::new(key_metrics_line(f)),
+            Cell::new(escape(&key_metrics_line(f))),
         ]);
     }
     table
@@ -54,9 +57,9 @@ fn summary_with_curve(f: &Finding) -> String {
     match row_curve(f) {
         Some(series) => {
             let ys: Vec<f64> = series.points.iter().map(|p| p[1]).collect();
-            format!("{}\n{}", f.summary, sparkline(&ys, ROW_WIDTH))
+            format!("{}\n{}", escape(&f.summary), sparkline(&ys, ROW_WIDTH))
         }
-        None => f.summary.clone(),
+        None => escape(&f.summary).into_owned(),
     }
 }
 
@@ -135,13 +138,13 @@ fn details(f: &Finding, style: &Style) -> String {
         "{} {}: {}",
         style.paint(f.status, f.status.as_str()),
         f.check,
-        f.summary
+        escape(&f.summary)
     );
     if !f.metrics.is_empty() {
-        let _ = writeln!(out, "    numbers: {}", metrics_line(f));
+        let _ = writeln!(out, "    numbers: {}", escape(&metrics_line(f)));
     }
     for line in f.details.iter().take(MAX_DETAIL_LINES) {
-        let _ = writeln!(out, "    {line}");
+        let _ = writeln!(out, "    {}", escape(line));
     }
     if f.details.len() > MAX_DETAIL_LINES {
         let more = f.details.len() - MAX_DETAIL_LINES;
@@ -149,11 +152,11 @@ fn details(f: &Finding, style: &Style) -> String {
     }
     let see = mldebug_report::show_command(&f.entry);
     if !f.entry.is_empty() {
-        let _ = writeln!(out, "    see:  {see}");
+        let _ = writeln!(out, "    see:  {}", escape(&see));
     }
     // A check with nothing better to suggest names its catalog entry again; once is enough.
     if !f.next.is_empty() && f.next != see {
-        let _ = writeln!(out, "    next: {}", f.next);
+        let _ = writeln!(out, "    next: {}", escape(&f.next));
     }
     out
 }

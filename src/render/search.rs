@@ -26,12 +26,15 @@ pub struct Output<'a> {
 pub fn human(out: &Output<'_>, paint: Paint) -> String {
     let mut t = table::new(&["score", "id", "title", "where"], paint);
     for h in &out.results {
-        t.add_row(vec![
-            format!("{:.2}", h.score),
-            h.id.to_string(),
-            h.title.to_string(),
-            format!("{}:{}", h.file, h.line),
-        ]);
+        table::add_row(
+            &mut t,
+            [
+                format!("{:.2}", h.score),
+                h.id.to_string(),
+                h.title.to_string(),
+                format!("{}:{}", h.file, h.line),
+            ],
+        );
     }
     let mut text = table::to_string(&t);
     text.push_str(&paint.dim("details: mldebug show <id>"));

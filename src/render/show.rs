@@ -3,6 +3,7 @@
 
 use super::paint::Paint;
 use super::quotes;
+use super::terminal::{escape, escape_text};
 use super::text::{wrap, WRAP};
 use crate::catalog::lookup::QuoteHit;
 use crate::catalog::{self, Entry, Source};
@@ -38,7 +39,11 @@ pub fn render(shown: &Shown, paint: Paint) -> String {
             entry: e,
             quotes: qs,
         } => {
-            out.push_str(&format!("{}  [{}]\n", paint.bold(&e.title), e.id));
+            out.push_str(&format!(
+                "{}  [{}]\n",
+                paint.bold(&escape(&e.title)),
+                escape(&e.id)
+            ));
             let mut meta = vec![e.location.to_string()];
             if let Some(s) = &e.section {
                 meta.insert(0, format!("section: {s}"));
@@ -46,10 +51,10 @@ pub fn render(shown: &Shown, paint: Paint) -> String {
             if !e.tags.is_empty() {
                 meta.push(format!("tags: {}", e.tags.join(", ")));
             }
-            out.push_str(&paint.dim(&meta.join(" · ")));
+            out.push_str(&paint.dim(&escape(&meta.join(" · "))));
             out.push_str("\n\n");
             if !e.body.is_empty() {
-                out.push_str(&wrap(&e.body, WRAP, ""));
+                out.push_str(&wrap(&escape_text(&e.body), WRAP, ""));
                 out.push('\n');
             }
             if !qs.is_empty() {
@@ -64,7 +69,7 @@ pub fn render(shown: &Shown, paint: Paint) -> String {
             if !e.commands.is_empty() {
                 out.push_str(&format!("{}\n", paint.bold("Commands")));
                 for cmd in &e.commands {
-                    out.push_str(&format!("  {cmd}\n"));
+                    out.push_str(&format!("  {}\n", escape(cmd)));
                 }
             }
         }
@@ -72,12 +77,16 @@ pub fn render(shown: &Shown, paint: Paint) -> String {
             source: s,
             quotes: qs,
         } => {
-            out.push_str(&format!("{}  [{}]\n", paint.bold(&s.title), s.id));
+            out.push_str(&format!(
+                "{}  [{}]\n",
+                paint.bold(&escape(&s.title)),
+                escape(&s.id)
+            ));
             out.push_str(&format!(
                 "{}, {}\n{}\n",
-                s.author,
-                s.date,
-                paint.cyan(&s.url)
+                escape(&s.author),
+                escape(&s.date),
+                paint.cyan(&escape(&s.url))
             ));
             out.push_str(&format!(
                 "status: {} (the weakest of its quotes)\n\n",
@@ -86,10 +95,11 @@ pub fn render(shown: &Shown, paint: Paint) -> String {
             let blocks: Vec<String> = qs
                 .iter()
                 .map(|q| {
-                    let mut b = format!("{} {}\n", paint.bold("quote"), q.id);
+                    let mut b = format!("{} {}\n", paint.bold("quote"), escape(&q.id));
                     b.push_str(&quotes::quote(q, paint));
                     if !q.note.is_empty() {
-                        b.push_str(&wrap(&format!("note: {}", q.note), WRAP, "      "));
+                        let note = format!("note: {}", escape_text(&q.note));
+                        b.push_str(&wrap(&note, WRAP, "      "));
                     }
                     b
                 })
@@ -104,19 +114,20 @@ pub fn render(shown: &Shown, paint: Paint) -> String {
             let title = section.as_ref().map(|e| e.title.as_str()).unwrap_or("");
             out.push_str(&format!(
                 "{}  [check {}]\n",
-                paint.bold(if title.is_empty() {
+                paint.bold(&escape(if title.is_empty() {
                     k.id.as_str()
                 } else {
                     title
-                }),
-                k.id
+                })),
+                escape(k.id.as_str())
             ));
-            out.push_str(&format!("run: {}\n", k.command));
+            out.push_str(&format!("run: {}\n", escape(&k.command)));
             match section {
                 Some(e) => {
-                    out.push_str(&paint.dim(&format!("section {} · {}", e.id, e.location)));
+                    let place = format!("section {} · {}", e.id, e.location);
+                    out.push_str(&paint.dim(&escape(&place)));
                     out.push_str("\n\n");
-                    out.push_str(&wrap(&e.body, WRAP, ""));
+                    out.push_str(&wrap(&escape_text(&e.body), WRAP, ""));
                 }
                 None => out.push_str("(no refs/diagnostics.md section yet)\n"),
             }
@@ -124,15 +135,16 @@ pub fn render(shown: &Shown, paint: Paint) -> String {
                 out.push_str(&format!(
                     "\n{} {}\n",
                     paint.bold("Entries that use it:"),
-                    linked_from.join(", ")
+                    escape(&linked_from.join(", "))
                 ));
             }
         }
         Shown::Quote { quote } => {
-            out.push_str(&format!("{} {}\n", paint.bold("quote"), quote.id));
+            out.push_str(&format!("{} {}\n", paint.bold("quote"), escape(&quote.id)));
             out.push_str(&quotes::quote(quote, paint));
             if !quote.note.is_empty() {
-                out.push_str(&wrap(&format!("note: {}", quote.note), WRAP, "      "));
+                let note = format!("note: {}", escape_text(&quote.note));
+                out.push_str(&wrap(&note, WRAP, "      "));
             }
         }
     }

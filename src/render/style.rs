@@ -52,9 +52,14 @@ impl Style {
         table
     }
 
-    /// A table cell with `text`, coloured like `status` when colour is on.
+    /// A table cell holding `text`, a data value: escaped ([`super::terminal::escape`]).
+    pub fn cell(&self, text: impl ToString) -> Cell {
+        Cell::new(super::terminal::escape(&text.to_string()))
+    }
+
+    /// A table cell with `text` (escaped), coloured like `status` when colour is on.
     pub fn status_cell(&self, status: Status, text: impl ToString) -> Cell {
-        let cell = Cell::new(text);
+        let cell = self.cell(text);
         match (self.colour, status_colour(status)) {
             (true, Some(c)) => cell.fg(c),
             _ => cell,

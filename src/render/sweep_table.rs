@@ -1,18 +1,25 @@
 //! `sweep-compare` as terminal text: comfy-table tables, the verdict and warnings; colour (ANSI)
-//! only on the verdict and warning labels, and only when asked for.
+//! only on the verdict and warning labels, and only when asked for. Every piece of the report
+//! may hold data (run names, labels, metric names), so each is escaped before it is placed.
 
 use super::sweep_report::{build, Block};
 use crate::sweep::compare::Comparison;
 use crate::sweep::verdict::VerdictKind;
 use comfy_table::{presets, Table};
 
+/// One line of data-bearing text, escaped ([`super::terminal::escape`]): run names, group
+/// labels and metric names reach every part of the report.
+fn esc(text: &str) -> String {
+    super::terminal::escape(text).into_owned()
+}
+
 fn table(b: &Block) -> String {
     let mut t = Table::new();
     t.load_style(presets::UTF8_BORDERS_ONLY)
         .force_no_tty()
-        .set_header(b.header.clone());
+        .set_header(b.header.iter().map(|h| esc(h)));
     for r in &b.rows {
-        t.add_row(r.clone());
+        t.add_row(r.iter().map(|c| esc(c)));
     }
     t.to_string()
 }
@@ -26,18 +33,18 @@ pub fn render(c: &Comparison, color: bool) -> String {
     let r = build(c);
     let mut out = String::new();
     for l in &r.lines {
-        out.push_str(l);
+        out.push_str(&esc(l));
         out.push('\n');
     }
     for b in &r.blocks {
         out.push('\n');
-        out.push_str(&b.title);
+        out.push_str(&esc(&b.title));
         out.push('\n');
         out.push_str(&table(b));
         out.push('\n');
     }
     for n in &r.notes {
-        out.push_str(&format!("note: {n}\n"));
+        out.push_str(&format!("note: {}\n", esc(n)));
     }
     let code = match r.verdict_kind {
         VerdictKind::ABetter | VerdictKind::BBetter => "1;32",
@@ -48,11 +55,15 @@ pub fn render(c: &Comparison, color: bool) -> String {
     out.push('\n');
     out.push_str(&format!(
         "{} — {}\n",
-        paint(&format!("VERDICT: {}", r.verdict_headline), code, color),
-        r.verdict_reason
+        paint(
+            &format!("VERDICT: {}", esc(&r.verdict_headline)),
+            code,
+            color
+        ),
+        esc(&r.verdict_reason)
     ));
     for w in &r.warnings {
-        out.push_str(&format!("{} {w}\n", paint("warning:", "33", color)));
+        out.push_str(&format!("{} {}\n", paint("warning:", "33", color), esc(w)));
     }
     out
 }

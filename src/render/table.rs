@@ -26,6 +26,17 @@ pub fn new(header: &[&str], paint: Paint) -> Table {
     t
 }
 
+/// Adds a row of data values, each escaped ([`super::terminal::escape`]): the knowledge
+/// tables hold catalog text, which `--catalog DIR` reads from files mldebug does not control.
+pub fn add_row<S: AsRef<str>>(t: &mut Table, cells: impl IntoIterator<Item = S>) {
+    t.add_row(
+        cells
+            .into_iter()
+            .map(|c| super::terminal::escape(c.as_ref()).into_owned())
+            .collect::<Vec<_>>(),
+    );
+}
+
 /// The table as text with trailing spaces trimmed from each line (stable in snapshots).
 pub fn to_string(t: &Table) -> String {
     let mut s: String = t

@@ -1,6 +1,7 @@
 //! `mldebug triage` for a person and for `--json`: the matching PLAYBOOK symptom rows.
 
 use super::paint::Paint;
+use super::terminal::{escape, escape_text};
 use super::text::{wrap, WRAP};
 use mldebug_report::show_command;
 use serde::Serialize;
@@ -40,26 +41,29 @@ pub fn human(out: &Output<'_>, paint: Paint) -> String {
         s.push_str(&format!(
             "{} {}\n",
             paint.bold(&format!("{}.", n + 1)),
-            paint.bold(row.symptom)
+            paint.bold(&escape(row.symptom))
         ));
         s.push_str(&paint.dim(&format!(
             "   {} · {}:{} · score {:.2}",
-            row.id, row.file, row.line, row.score
+            escape(row.id),
+            escape(row.file),
+            row.line,
+            row.score
         )));
         s.push('\n');
         s.push_str("   Hypotheses, most likely first:\n");
         for (i, h) in row.hypotheses.iter().enumerate() {
-            let text = wrap(h, WRAP, "        ");
+            let text = wrap(&escape_text(h), WRAP, "        ");
             s.push_str(&format!("     {}. {}", i + 1, text.trim_start()));
         }
         s.push_str("   Tell them apart:\n");
         for cmd in row.commands {
-            s.push_str(&format!("     {}\n", paint.cyan(cmd)));
+            s.push_str(&format!("     {}\n", paint.cyan(&escape(cmd))));
         }
         if !row.read.is_empty() {
             s.push_str("   Read:\n");
             for id in &row.read {
-                s.push_str(&format!("     {}\n", show_command(id)));
+                s.push_str(&format!("     {}\n", escape(&show_command(id))));
             }
         }
     }
