@@ -8,7 +8,7 @@ use super::locate::UserCrate;
 use crate::{Error, Result};
 use cargo_metadata::diagnostic::{Diagnostic, DiagnosticLevel};
 use cargo_metadata::Message;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 
@@ -26,6 +26,8 @@ pub struct BuildPlan {
 /// How many of cargo's last stderr lines an error shows when cargo fails for a reason of its
 /// own (a bad manifest, no network): enough for cargo's error and its context.
 const CARGO_TAIL_LINES: usize = 30;
+/// The longest line of cargo's stderr kept whole: a rendered diagnostic line is far shorter.
+const CARGO_LINE_BYTES: usize = 64 * 1024;
 
 /// Build `harness` and return the path of its executable. Compile errors in the user's crate are
 /// printed as rustc renders them and end in exit 3; errors in the generated `main.rs` are
@@ -72,7 +74,9 @@ pub fn build(
     let echo = plan.echo;
     let cargo_lines = std::thread::spawn(move || {
         let mut tail = Vec::new();
-        for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
+        // Bounded lines: a build script's output reaches this pipe too.
+        crate::child_process::for_each_line(stderr, CARGO_LINE_BYTES, false, |line, _| {
+            let line = String::from_utf8_lossy(line).into_owned();
             if echo {
                 let _ = writeln!(std::io::stderr(), "{line}");
             }
@@ -80,7 +84,8 @@ pub fn build(
             if tail.len() > CARGO_TAIL_LINES {
                 tail.remove(0);
             }
-        }
+            true
+        });
         tail
     });
 
