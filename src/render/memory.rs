@@ -105,7 +105,7 @@ fn heading(r: &MemoryReport) -> String {
     format!(
         "{} ({}): {} parameters, {} trainable\n{}{adapters}{quant} · {} · {} · batch {} × {} tokens{} · {} attention{}{}\n",
         escape(&r.source.to_string()),
-        escape(&r.shape.family.model_type().to_string()),
+        escape(r.shape.family.model_type()),
         human_count(e.params.total),
         human_count(e.trainable),
         s.method,
