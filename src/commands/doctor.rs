@@ -6,7 +6,8 @@
 //! `mldebug_doctor::textlog`). `--watch` follows logs that are still being written.
 //!
 //! Exit status: 1 when a finding is at least as bad as `--fail-on` (default `fail`), else 0;
-//! with `--watch --fail-on LEVEL`, 1 at the first such finding, while the run is still going.
+//! with `--watch --fail-on LEVEL`, 1 at the first such finding, while the run is still going;
+//! with `--watch --idle-timeout`, 2 when a log is still unreadable when the watch stops.
 
 mod follow;
 pub(crate) mod watch;
