@@ -10,7 +10,10 @@ from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
 class TrafficStream(IterableDataset):
     def __init__(self, n, seed):
-        self.n, self.seed = n, seed
+        self.n, self.seed, self.epoch = n, seed, 0
+
+    def set_epoch(self, epoch):
+        self.epoch = epoch
 
     def records(self):
         g = torch.Generator().manual_seed(self.seed)
@@ -23,10 +26,11 @@ class TrafficStream(IterableDataset):
 
     def __iter__(self):
         packets, kind = self.records()
+        order = torch.randperm(self.n, generator=torch.Generator().manual_seed(self.seed + self.epoch))
         worker = get_worker_info()
         first, stride = (0, 1) if worker is None else (worker.id, worker.num_workers)
         for i in range(first, self.n, stride):
-            yield packets[i], kind[i]
+            yield packets[order[i]], kind[order[i]]
 
 
 def main():
@@ -40,7 +44,8 @@ def main():
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
-    loader = DataLoader(TrafficStream(160, args.seed), batch_size=args.batch_size, num_workers=args.num_workers)
+    stream = TrafficStream(160, args.seed)
+    loader = DataLoader(stream, batch_size=args.batch_size, num_workers=args.num_workers)
 
     model = nn.Sequential(nn.Linear(12, 64), nn.ReLU(), nn.Linear(64, 3))
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
@@ -48,6 +53,7 @@ def main():
 
     step = 0
     for epoch in range(args.epochs):
+        stream.set_epoch(epoch)
         seen = 0
         for packets, kind in loader:
             optimizer.zero_grad()

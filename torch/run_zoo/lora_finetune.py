@@ -41,7 +41,7 @@ def main():
 
     config = LlamaConfig(vocab_size=2 * KEYS, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
                          num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=SEQ_LEN,
-                         bos_token_id=0, eos_token_id=0, pad_token_id=0)
+                         bos_token_id=0, eos_token_id=0)
     base = AutoModelForCausalLM.from_config(config)
     lora = LoraConfig(r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=0.05,
                       target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM")

@@ -38,12 +38,12 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--lr", type=float, default=1e-2)
-    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=24)
     parser.add_argument("--log-every", type=int, default=5)
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
-    loader = DataLoader(TensorDataset(make_streams(240, args.seed)), batch_size=args.batch_size, shuffle=True)
+    loader = DataLoader(TensorDataset(make_streams(720, args.seed)), batch_size=args.batch_size, shuffle=True)
 
     model = BigramLM()
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
