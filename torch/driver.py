@@ -2,15 +2,16 @@
 
 The `mldebug` binary embeds this file, writes it out and runs it with the user's own Python:
 
-    echo '{"contract": 1, "target": {"kind": "file", "path": "/abs/model.py", "name": "Net"},
+    echo '{"contract": 2, "nonce": "n1", "target": {"kind": "file", "path": "/abs/model.py", "name": "Net"},
            "checks": ["init-loss"], "seed": 0, "steps": 200, "learning_rate": 0.003,
            "device": "cpu"}' | python driver.py
 
 It prints JSON lines on stdout and nothing else:
 
-    {"event": "hello", "contract": 1, "python": "3.11.7", "torch": "2.15.0", ..., "startup_s": 1.4}
-    {"event": "check", "check": "init-loss", "measurement": {"samples": [{"loss": 1.39, ...}]}}
-    {"event": "done"}
+    {"event": "started", "python": "3.11.7", "nonce": "n1"}
+    {"event": "hello", "contract": 2, "python": "3.11.7", "torch": "2.15.0", ..., "nonce": "n1"}
+    {"event": "check", "check": "init-loss", "measurement": {"samples": [...]}, "nonce": "n1"}
+    {"event": "done", "nonce": "n1"}
 
 What it is for: MEASURING (losses, gradient norms, frames of abs-min/abs-max/non-finite counts,
 output changes, memory levels). What it is not for: judging. Every threshold, status and
@@ -41,18 +42,20 @@ START = time.perf_counter()
 # Kineto (the profiler the memory check uses on CPU) logs its start and stop to stderr otherwise.
 os.environ.setdefault("KINETO_LOG_LEVEL", "5")
 
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:  # reported by main() with exit code 4
-    torch = None
+# torch is imported by `import_torch`: by main() once it has said it started (so a Python
+# without torch is told from a program that is not Python), at import for a module user.
+torch = None
+F = None
 
-CONTRACT = 1
-# Exit codes (CONTRACT.md): the request itself is malformed; the target cannot be loaded or does
-# not follow the protocol; torch cannot be imported.
-EXIT_BAD_REQUEST = 2
-EXIT_TARGET = 3
-EXIT_NO_TORCH = 4
+CONTRACT = 2
+# What a start-up problem is (the `fatal` event's kind, CONTRACT.md), and the exit code each
+# gives. The CLI reads the event, never the exit code: the user's code can exit with any code.
+FATAL_EXIT = {
+    "request": 2,  # the request itself is malformed
+    "target": 3,  # the target cannot be loaded or does not follow the protocol
+    "no_torch": 4,  # torch cannot be imported
+    "user_code": 5,  # the user's code raised (or exited) while loading or building the model
+}
 
 CHECK_IDS = (
     "init-loss",
@@ -94,11 +97,27 @@ HF_PAD_STEP = 4
 
 
 class DriverError(Exception):
-    """A start-up problem: reported on stderr with `code`, nothing more on stdout."""
+    """A start-up problem: a `fatal` event of `kind` (a key of FATAL_EXIT), its message on
+    stderr, and the exit code of its kind."""
 
-    def __init__(self, message, code=EXIT_TARGET):
+    def __init__(self, message, kind="target", traceback_lines=()):
         super().__init__(message)
-        self.code = code
+        assert kind in FATAL_EXIT, kind
+        self.kind = kind
+        self.code = FATAL_EXIT[kind]
+        self.traceback = list(traceback_lines)
+
+
+def user_code_error(what, e):
+    """The DriverError for an exception (or a sys.exit) the user's code raised in `what` at
+    start-up: an error of the user's code, with the end of its traceback."""
+    if isinstance(e, SystemExit):
+        text = "%s called sys.exit(%r)" % (what, e.code)
+    else:
+        text = "%s raised %s: %s" % (what, type(e).__name__, first_line(e))
+    lines = "".join(user_traceback(e)).splitlines()
+    lines = [line for line in lines if line.strip()][-TRACEBACK_LINES:]
+    return DriverError(text, "user_code", lines)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,12 +140,15 @@ def jsonable(x):
 
 
 class Events:
-    """The JSON-lines channel: one object per line, flushed at once."""
+    """The JSON-lines channel: one object per line, flushed at once, each carrying the request's
+    nonce (a line without it is not the driver's)."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, nonce=None):
         self.stream = stream
+        self.nonce = nonce
 
     def emit(self, obj):
+        obj = dict(obj, nonce=self.nonce)
         self.stream.write(json.dumps(jsonable(obj), allow_nan=False) + "\n")
         self.stream.flush()
 
@@ -296,9 +318,20 @@ class Subject:
         return model
 
     def loss(self, output, targets):
+        """The model's loss on `targets`: a one-element tensor, else a TypeError (an error of the
+        user's code in every check that needs it, never a measurement)."""
         loss = self.user_loss(output, targets)
         if loss is None:
             return default_loss(output, targets, self.task, self.labels)
+        if not torch.is_tensor(loss) or loss.numel() != 1:
+            raise TypeError(
+                "loss(output, targets) returned %s: expected a tensor with one element"
+                % (
+                    "a tensor of shape %s" % list(loss.shape)
+                    if torch.is_tensor(loss)
+                    else "a %s" % type(loss).__name__
+                )
+            )
         return loss
 
 
@@ -348,7 +381,8 @@ class FileSubject(Subject):
 
 
 def load_protocol_object(path, name):
-    """Imports FILE.py by path (its folder on sys.path) and returns NAME, instantiated if a class."""
+    """Imports FILE.py by path (its folder on sys.path) and returns NAME, instantiated if a class.
+    A dotted NAME (`Models.Net`) is attribute access from the module: `getattr` part by part."""
     if not os.path.isfile(path):
         raise DriverError("%s: no such file" % path)
     folder = os.path.dirname(os.path.abspath(path))
@@ -362,30 +396,22 @@ def load_protocol_object(path, name):
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
-    except Exception as e:  # the user's file failed to import
-        tail = traceback.format_exception(type(e), e, e.__traceback__)
-        lines = "".join(tail).rstrip().splitlines()[-TRACEBACK_LINES:]
-        raise DriverError(
-            "%s: importing the file raised %s: %s\n%s"
-            % (path, type(e).__name__, first_line(e), "\n".join(lines))
-        )
-    if not hasattr(module, name):
-        defined = sorted(
-            k for k, v in vars(module).items()
-            if not k.startswith("_") and (isinstance(v, type) or hasattr(v, "build"))
-            and getattr(v, "__module__", module_name) == module_name
-        )
-        hint = " (it defines: %s)" % ", ".join(defined[:8]) if defined else ""
-        raise DriverError("%s: no `%s` in the file%s" % (path, name, hint))
-    obj = getattr(module, name)
+    except (Exception, SystemExit) as e:  # the user's file failed to import
+        raise user_code_error("%s: importing the file" % path, e)
+    obj, resolved = module, []
+    for part in name.split("."):
+        if not hasattr(obj, part):
+            where = "`%s`" % ".".join(resolved) if resolved else "the file"
+            raise DriverError(
+                "%s: no `%s` in %s%s" % (path, part, where, defined_hint(obj, module_name))
+            )
+        obj = getattr(obj, part)
+        resolved.append(part)
     if isinstance(obj, type):
         try:
             obj = obj()
-        except Exception as e:
-            raise DriverError(
-                "%s:%s: %s() with no arguments raised %s: %s"
-                % (path, name, name, type(e).__name__, first_line(e))
-            )
+        except (Exception, SystemExit) as e:
+            raise user_code_error("%s:%s: %s() with no arguments" % (path, name, name), e)
     missing = [m for m in ("build", "batch") if not callable(getattr(obj, m, None))]
     if missing:
         raise DriverError(
@@ -394,6 +420,16 @@ def load_protocol_object(path, name):
             % (path, name, " or ".join("`%s`" % m for m in missing))
         )
     return obj
+
+
+def defined_hint(obj, module_name):
+    """" (it defines: A, B)": the classes and protocol objects defined in a module or class."""
+    defined = sorted(
+        k for k, v in vars(obj).items()
+        if not k.startswith("_") and (isinstance(v, type) or hasattr(v, "build"))
+        and getattr(v, "__module__", module_name) == module_name
+    )
+    return " (it defines: %s)" % ", ".join(defined[:8]) if defined else ""
 
 
 class HfSubject(Subject):
@@ -816,6 +852,19 @@ def check_label_mask(run):
     }
     output = call(model, inputs)
     params = [p for p in model.parameters() if p.requires_grad]
+    logits = logits_of(output)
+    classes = int(logits.shape[-1]) if logits.dim() else 1
+    measurement["classes"] = classes
+    kept = targets[targets != IGNORE_INDEX]
+    in_range = bool(((kept >= 0) & (kept < classes)).all())
+    # The loss on the batch's own targets first: if it raises on targets that are class ids,
+    # the user's loss (not the mask) is broken, and the check is an error, not a verdict on the
+    # mask. Targets outside [0, classes) are the labels' own fault: Rust fails them.
+    try:
+        run.subject.loss(output, targets)
+    except Exception:
+        if in_range:
+            raise
     try:
         loss = run.subject.loss(output, torch.full_like(targets, IGNORE_INDEX))
         measurement["all_masked"] = {
@@ -1412,7 +1461,7 @@ def run_check(run, check):
         return {"event": "check", "check": check, kind: value}
     except DriverError:
         raise
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # the user's code raised, or called sys.exit
         return error_event(check, e)
     finally:
         torch.set_grad_enabled(grad_enabled)
@@ -1430,42 +1479,42 @@ def parse_request(text):
     try:
         request = json.loads(text)
     except ValueError as e:
-        raise DriverError("the request on stdin is not JSON: %s" % e, EXIT_BAD_REQUEST)
+        raise DriverError("the request on stdin is not JSON: %s" % e, "request")
     if not isinstance(request, dict):
-        raise DriverError("the request on stdin must be a JSON object", EXIT_BAD_REQUEST)
+        raise DriverError("the request on stdin must be a JSON object", "request")
     if request.get("contract") != CONTRACT:
         raise DriverError(
             "the request asks for contract %r; this driver speaks contract %d"
             % (request.get("contract"), CONTRACT),
-            EXIT_BAD_REQUEST,
+            "request",
         )
     target = request.get("target")
     if not isinstance(target, dict) or target.get("kind") not in ("file", "hf"):
         raise DriverError(
-            'the request needs "target": {"kind": "file" | "hf", ...}', EXIT_BAD_REQUEST
+            'the request needs "target": {"kind": "file" | "hf", ...}', "request"
         )
     if target["kind"] == "file" and not (target.get("path") and target.get("name")):
-        raise DriverError('a file target needs "path" and "name"', EXIT_BAD_REQUEST)
+        raise DriverError('a file target needs "path" and "name"', "request")
     if target["kind"] == "hf" and not target.get("path"):
-        raise DriverError('an hf target needs "path"', EXIT_BAD_REQUEST)
+        raise DriverError('an hf target needs "path"', "request")
     checks = request.get("checks", list(CHECK_IDS))
     unknown = [c for c in checks if c not in CHECKS]
     if unknown:
         raise DriverError(
             "unknown check(s) %s; known: %s" % (", ".join(map(str, unknown)), ", ".join(CHECK_IDS)),
-            EXIT_BAD_REQUEST,
+            "request",
         )
     request["checks"] = checks
     lora = request.get("lora")
     if lora is not None:
         if not isinstance(lora, dict) or not lora.get("targets") or "r" not in lora:
             raise DriverError(
-                'lora needs {"r": .., "alpha": .., "targets": [..]}', EXIT_BAD_REQUEST
+                'lora needs {"r": .., "alpha": .., "targets": [..]}', "request"
             )
         lora.setdefault("alpha", 2 * int(lora["r"]))
     for key, kind in (("seed", int), ("steps", int), ("learning_rate", (int, float))):
         if key in request and (not isinstance(request[key], kind) or isinstance(request[key], bool)):
-            raise DriverError("%s must be a number" % key, EXIT_BAD_REQUEST)
+            raise DriverError("%s must be a number" % key, "request")
     return request
 
 
@@ -1473,7 +1522,7 @@ def resolve_device(name):
     try:
         device = torch.device(name)
     except (RuntimeError, TypeError) as e:
-        raise DriverError("device %r: %s" % (name, first_line(e)), EXIT_BAD_REQUEST)
+        raise DriverError("device %r: %s" % (name, first_line(e)), "request")
     if device.type == "cuda":
         if not torch.cuda.is_available():
             raise DriverError(
@@ -1484,7 +1533,7 @@ def resolve_device(name):
                 "device %s: only %d CUDA device(s)" % (name, torch.cuda.device_count())
             )
     elif device.type != "cpu":
-        raise DriverError("device %s: only cpu and cuda[:N] are supported" % name, EXIT_BAD_REQUEST)
+        raise DriverError("device %s: only cpu and cuda[:N] are supported" % name, "request")
     return device
 
 
@@ -1528,10 +1577,8 @@ def start(request, events):
         model = subject.build()
     except DriverError:
         raise
-    except Exception as e:
-        raise DriverError(
-            "%s: build() raised %s: %s" % (subject.label, type(e).__name__, first_line(e))
-        )
+    except (Exception, SystemExit) as e:
+        raise user_code_error("%s: build()" % subject.label, e)
     parameters = sum(p.numel() for p in model.parameters())
     # A model that outlives this reference is kept by the user's object: every check would get
     # that same model, so it is put back after each one.
@@ -1574,28 +1621,58 @@ def run_all(request, events):
     events.emit({"event": "done"})
 
 
+def import_torch():
+    """Imports torch into this module; the error's first line when it cannot be imported."""
+    global torch, F
+    try:
+        import torch as torch_module
+        import torch.nn.functional as functional
+    except Exception as e:  # ImportError, or OSError for a CUDA build without its libraries
+        return "%s: %s" % (type(e).__name__, first_line(e))
+    torch, F = torch_module, functional
+    return None
+
+
+def request_nonce(text):
+    """The request's nonce (echoed on every event), or None when there is none to read."""
+    try:
+        nonce = json.loads(text).get("nonce")
+    except (ValueError, AttributeError):
+        return None
+    return nonce if isinstance(nonce, str) else None
+
+
 def main():
     # stdout carries only our JSON lines: fd 1 (and sys.stdout) go to stderr for everything
-    # else, the user's prints and C libraries' included; we write to a duplicate of the old fd 1.
+    # else, the user's prints and C libraries' included; we write to a duplicate of the old fd 1
+    # (not inherited by the processes the user's code starts).
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     sys.stdout = sys.stderr
-    events = Events(out)
-    if torch is None:
-        sys.stderr.write(
-            "mldebug torch driver: `import torch` failed in %s; install PyTorch there\n"
-            % sys.executable
-        )
-        sys.exit(EXIT_NO_TORCH)
+    text = sys.stdin.read()
+    events = Events(out, request_nonce(text))
+    # Before torch: the CLI tells a Python that cannot import torch from a program that is not
+    # a Python at all (which never says this).
+    events.emit({"event": "started", "python": "%d.%d.%d" % sys.version_info[:3]})
     try:
-        request = parse_request(sys.stdin.read())
+        error = import_torch()
+        if error is not None:
+            raise DriverError(
+                "`import torch` failed in %s (%s); install PyTorch there" % (sys.executable, error),
+                "no_torch",
+            )
+        request = parse_request(text)
         run_all(request, events)
     except DriverError as e:
         sys.stderr.write("mldebug torch driver: %s\n" % e)
-        out.flush()
+        events.emit(
+            {"event": "fatal", "kind": e.kind, "message": str(e), "traceback": e.traceback}
+        )
         sys.exit(e.code)
     out.flush()
 
 
 if __name__ == "__main__":
     main()
+else:  # imported (the tests, the benchmark): torch is needed at once
+    import_torch()

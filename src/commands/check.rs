@@ -2,6 +2,8 @@
 //! other path (`crate::Net`, `mycrate::models::Net`) goes through the harness that builds the
 //! user's crate (see `run_crate_model`).
 
+mod flags;
+
 use super::zoo;
 use crate::context::Context;
 use crate::harness::DEFAULT_TIMEOUT_S;
@@ -151,11 +153,7 @@ impl DeviceSpec {
 }
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
-    if args.torch.torch.is_none() && (args.torch.python.is_some() || args.torch.lora.is_some()) {
-        return Err(Error::usage(
-            "--python and --lora apply to a PyTorch model: give it with --torch FILE.py:NAME or --torch hf:DIR",
-        ));
-    }
+    flags::refuse_inapplicable(&args)?;
     let report = match (&args.model, &args.torch.torch) {
         (_, Some(spec)) => run_torch_model(spec, &args, g)?,
         (Some(model), None) => match model.strip_prefix("zoo::") {

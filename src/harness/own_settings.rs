@@ -112,7 +112,13 @@ impl OwnModelSettings {
     fn input_kind(&self) -> Result<Input> {
         if let Some(path) = &self.batch {
             return Ok(Input::File {
-                task: batch_file::task_of(path)?,
+                task: batch_file::validate(
+                    path,
+                    batch_file::Bounds {
+                        vocab: self.vocab,
+                        classes: self.classes,
+                    },
+                )?,
                 path: path.clone(),
             });
         }

@@ -1,28 +1,27 @@
 //! Start the user's interpreter with the embedded driver, send the request, read the lines.
 //!
 //! The driver runs as `python -c <driver>` (nothing is written to disk) in its own process
-//! group with the request on stdin. Its stdout carries only JSON lines; its stderr (the user's
-//! prints, warnings, a traceback) is kept as a bounded tail for error messages.
+//! group with the request on stdin. Its stdout carries only JSON lines, each with the run's
+//! nonce; its stderr (the user's prints, warnings, a traceback) is kept as a bounded tail for
+//! error messages. What went wrong at start-up is read from the driver's `fatal` event, never
+//! from its exit code, which the user's code can set too. Neither pipe is waited on past the
+//! time limit: a process the model started can hold them open (`child_process`).
 
-use super::events::{self, CheckEvent, Event, Hello, CONTRACT};
+use super::events::{self, CheckEvent, Event, Fatal, FatalKind, Hello, CONTRACT};
 use super::{TorchSettings, DRIVER};
-use crate::child_process::{self, Outcome, Tail};
+use crate::child_process::{self, Outcome, PipeReader, Tail, DRAIN_GRACE, TAIL_LINE_BYTES};
 use crate::render::progress::{child_bar, child_step};
 use crate::{Error, Result};
 use serde::Serialize;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Instant;
 
-/// The driver's exit code when the model file or NAME cannot be loaded.
-pub const EXIT_BAD_MODEL: i32 = 3;
-/// ... when `import torch` fails.
-pub const EXIT_NO_TORCH: i32 = 4;
 /// How many of the driver's last stderr lines an error keeps.
 pub const TAIL_LINES: usize = 20;
 /// The longest stdout line read (a measurement with every target of a big batch is well under).
-const MAX_LINE: u64 = 64 << 20;
+const MAX_LINE: usize = 64 << 20;
 
 /// What the driver said.
 #[derive(Debug, Default)]
@@ -31,7 +30,8 @@ pub struct Run {
     pub checks: Vec<CheckEvent>,
     /// How the run ended, for the checks it never reported ("timed out ...", "crashed ...").
     pub ended: String,
-    /// The last lines of its stderr (and any stray stdout).
+    /// The last lines of its stderr (and any stray stdout), or the traceback of the user's
+    /// code when it raised at start-up.
     pub tail: Vec<String>,
 }
 
@@ -39,6 +39,7 @@ pub struct Run {
 #[derive(Serialize)]
 struct Request<'a> {
     contract: u32,
+    nonce: &'a str,
     target: &'a super::target::Target,
     lora: Option<&'a super::target::Lora>,
     checks: Vec<&'static str>,
@@ -65,11 +66,34 @@ pub fn interpreter(explicit: Option<&PathBuf>) -> PathBuf {
     PathBuf::from("python3")
 }
 
+/// A value no line of the user's code holds by accident: std's randomly keyed hasher over the
+/// clock and the process id, and the clock.
+fn nonce() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(nanos);
+    h.write_u32(std::process::id());
+    format!("{:016x}{nanos:x}", h.finish())
+}
+
+/// What the stdout reader collects.
+struct Stdout {
+    events: Vec<Event>,
+    stray: Tail,
+    bar: Option<indicatif::ProgressBar>,
+    nonce: String,
+}
+
 /// Runs the driver to the end (or the time limit) and collects its events.
 pub fn run(s: &TorchSettings) -> Result<Run> {
     let python = interpreter(s.python.as_ref());
+    let nonce = nonce();
     let request = Request {
         contract: CONTRACT,
+        nonce: &nonce,
         target: &s.target,
         lora: s.lora.as_ref(),
         checks: s.checks.iter().map(|c| c.as_str()).collect(),
@@ -100,20 +124,35 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
             python.display()
         ))
     })?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // A driver that died at once closes its stdin: the error shows in its exit code.
-        let _ = stdin.write_all(request.as_bytes());
-    }
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
     let progress = s.progress.then(|| child_bar(s.checks.len()));
-    let bar = progress.clone();
-    let out_reader = std::thread::spawn(move || read_stdout(stdout, bar.as_ref()));
-    let err_reader = std::thread::spawn(move || tail_of(stderr));
+    let state = Stdout {
+        events: Vec::new(),
+        stray: Tail::new(TAIL_LINES),
+        bar: progress.clone(),
+        nonce,
+    };
+    let out_reader = PipeReader::spawn(stdout, MAX_LINE, false, state, read_stdout_line);
+    let err_reader = PipeReader::spawn(
+        stderr,
+        TAIL_LINE_BYTES,
+        true,
+        Tail::new(TAIL_LINES),
+        |tail: &mut Tail, line: &[u8], _| tail.push(String::from_utf8_lossy(line).into_owned()),
+    );
+    if let Some(mut stdin) = child.stdin.take() {
+        // A driver that died at once closes its stdin: the error shows in how it ended. The
+        // request is small, far under a pipe's buffer, so this write does not wait on the child.
+        let _ = stdin.write_all(request.as_bytes());
+    }
     let outcome = child_process::wait(&mut child, started, s.timeout)
         .map_err(|e| Error::internal(format!("waiting for the torch driver: {e}")))?;
-    let (events, stray) = out_reader.join().unwrap_or_default();
-    let mut tail = err_reader.join().unwrap_or_default();
+    let deadline = Instant::now() + DRAIN_GRACE;
+    let (out, _) = out_reader.finish(deadline);
+    let (err, _) = err_reader.finish(deadline);
+    let (events, stray) = out.map_or_else(Default::default, |o| (o.events, o.stray.into_lines()));
+    let mut tail = err.map(Tail::into_lines).unwrap_or_default();
     tail.extend(stray);
     let excess = tail.len().saturating_sub(TAIL_LINES);
     tail.drain(..excess);
@@ -126,14 +165,15 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
 fn collect(
     events: Vec<Event>,
     outcome: Outcome,
-    python: &std::path::Path,
+    python: &Path,
     s: &TorchSettings,
     tail: Vec<String>,
 ) -> Result<Run> {
     let mut run = Run::default();
-    let mut done = false;
+    let (mut done, mut started, mut fatal) = (false, false, None);
     for event in events {
         match event {
+            Event::Started(_) => started = true,
             Event::Hello(h) => {
                 if h.contract != CONTRACT {
                     return Err(Error::internal(format!(
@@ -145,79 +185,102 @@ fn collect(
             }
             Event::Check(c) => run.checks.push(c),
             Event::Progress(_) => {}
+            Event::Fatal(f) => fatal = Some(f),
             Event::Done => done = true,
         }
     }
+    run.tail = tail;
+    if let Some(f) = fatal {
+        return fatal_error(f, python, &mut run).map(|()| run);
+    }
+    let py = python.display();
     run.ended = match outcome {
+        Outcome::TimedOut if !started => format!(
+            "timed out after {}s (--timeout) and was stopped; `{py}` never started mldebug's driver: is it a Python interpreter?",
+            s.timeout.as_secs()
+        ),
         Outcome::TimedOut => format!(
             "timed out after {}s (--timeout) and was stopped: the model did not finish",
             s.timeout.as_secs()
         ),
         Outcome::Exited(status) if done && status.success() => String::new(),
-        Outcome::Exited(status) => {
-            if run.hello.is_none() {
-                let py = python.display().to_string();
-                if let Some(e) = super::startup_error(status.code(), &py, &tail) {
-                    return Err(e);
-                }
-            }
-            format!(
-                "the torch driver stopped before this check ({}); its last lines on stderr are below",
-                child_process::describe(status)
-            )
+        Outcome::Exited(status) if !started => {
+            return Err(Error::usage(with_tail(
+                format!(
+                    "--python {py}: not a Python interpreter that runs mldebug's driver (Python 3.9 or later): it ended ({}) without starting it",
+                    child_process::describe(status)
+                ),
+                &run.tail,
+            )));
         }
+        Outcome::Exited(status) if run.hello.is_none() => format!(
+            "the program exited ({}) before the model was built: while importing the model's file or in build(), outside the driver's control; its last lines on stderr are below",
+            child_process::describe(status)
+        ),
+        Outcome::Exited(status) => format!(
+            "the torch driver stopped before this check ({}); its last lines on stderr are below",
+            child_process::describe(status)
+        ),
     };
-    run.tail = tail;
     Ok(run)
 }
 
-/// Reads event lines (each at most [`MAX_LINE`] bytes); lines that are not events are kept
-/// apart (the user's code wrote to stdout).
-fn read_stdout(
-    stdout: std::process::ChildStdout,
-    bar: Option<&indicatif::ProgressBar>,
-) -> (Vec<Event>, Vec<String>) {
-    let mut reader = BufReader::new(stdout);
-    let mut events = Vec::new();
-    let mut stray = Tail::new(TAIL_LINES);
-    let mut buf = Vec::new();
-    loop {
-        buf.clear();
-        match reader.by_ref().take(MAX_LINE).read_until(b'\n', &mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let line = String::from_utf8_lossy(&buf);
-        match events::parse(&line) {
-            Some(Ok(event)) => {
-                if let (Some(bar), Event::Progress(p)) = (bar, &event) {
-                    child_step(bar, p.check.as_str(), p.done, p.total, p.loss);
-                }
-                if let (Some(bar), Event::Check(_)) = (bar, &event) {
-                    bar.inc(1);
-                }
-                events.push(event);
+/// The driver's `fatal` event: an error of the CLI's kind, or for an error of the user's code
+/// the run's end (every check an `error` with the traceback, exit 4).
+fn fatal_error(f: Fatal, python: &Path, run: &mut Run) -> Result<()> {
+    let py = python.display();
+    match f.kind {
+        FatalKind::UserCode => {
+            run.ended = f.message;
+            if !f.traceback.is_empty() {
+                run.tail = f.traceback;
             }
-            Some(Err(e)) => stray.push(format!("(unreadable driver line: {e})")),
-            None => stray.push(line.trim_end().to_string()),
+            Ok(())
         }
+        FatalKind::NoTorch => Err(Error::usage(format!(
+            "{py} cannot import torch: install it there (`{py} -m pip install torch`) or pass --python with an interpreter that has it\n  {}",
+            f.message
+        ))),
+        FatalKind::Target => Err(Error::usage(with_tail(
+            format!("the model could not be loaded: {}", f.message),
+            &f.traceback,
+        ))),
+        FatalKind::Request => Err(Error::internal(format!(
+            "the torch driver refused this mldebug's request (a bug in mldebug): {}",
+            f.message
+        ))),
     }
-    (events, stray.into_lines())
 }
 
-/// The last [`TAIL_LINES`] lines of a stream (each cut at 4 KB).
-fn tail_of(stream: impl Read) -> Vec<String> {
-    let mut tail = Tail::new(TAIL_LINES);
-    for line in BufReader::new(stream).split(b'\n').map_while(|l| l.ok()) {
-        let mut line = String::from_utf8_lossy(&line).into_owned();
-        if line.len() > 4096 {
-            let mut cut = 4096;
-            while !line.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            line.truncate(cut);
-        }
-        tail.push(line);
+fn with_tail(mut message: String, tail: &[String]) -> String {
+    for line in tail {
+        message.push_str("\n  ");
+        message.push_str(line);
     }
-    tail.into_lines()
+    message
+}
+
+/// One stdout line: an event of this run, or a stray line the user's code wrote.
+fn read_stdout_line(out: &mut Stdout, line: &[u8], cut: bool) {
+    let line = String::from_utf8_lossy(line);
+    if cut {
+        out.stray.push(format!(
+            "(a stdout line longer than {MAX_LINE} bytes, cut: {})",
+            line.chars().take(80).collect::<String>()
+        ));
+        return;
+    }
+    match events::parse(&line, &out.nonce) {
+        Some(Ok(event)) => {
+            if let (Some(bar), Event::Progress(p)) = (&out.bar, &event) {
+                child_step(bar, p.check.as_str(), p.done, p.total, p.loss);
+            }
+            if let (Some(bar), Event::Check(_)) = (&out.bar, &event) {
+                bar.inc(1);
+            }
+            out.events.push(event);
+        }
+        Some(Err(e)) => out.stray.push(format!("(unreadable driver line: {e})")),
+        None => out.stray.push(line.trim_end().to_string()),
+    }
 }

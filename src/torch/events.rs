@@ -1,4 +1,6 @@
-//! What the driver writes on stdout: one JSON object per line (`torch/CONTRACT.md`).
+//! What the driver writes on stdout: one JSON object per line (`torch/CONTRACT.md`), each
+//! carrying the run's nonce. A line without it is not the driver's: the user's code can write
+//! to the same descriptor or exit with any code, but cannot know the nonce by accident.
 
 use mldebug_judge::label_mask::Labels;
 use mldebug_report::non_finite;
@@ -6,15 +8,46 @@ use mldebug_report::{CheckId, Task};
 use serde::Deserialize;
 
 /// The contract version this mldebug speaks; a driver writing another one is refused.
-pub const CONTRACT: u32 = 1;
+pub const CONTRACT: u32 = 2;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
+    /// The first line, before `import torch`: the interpreter is a Python running the driver.
+    Started(Started),
     Hello(Hello),
     Progress(Progress),
     Check(CheckEvent),
+    /// A start-up problem; the driver exits after it.
+    Fatal(Fatal),
     Done,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Started {
+    pub python: String,
+}
+
+/// What kind of start-up problem a `fatal` event reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FatalKind {
+    /// The request was malformed: a bug in mldebug.
+    Request,
+    /// `import torch` failed.
+    NoTorch,
+    /// The target cannot be loaded or does not follow the protocol.
+    Target,
+    /// The user's code raised (or called `sys.exit`) while loading or building the model.
+    UserCode,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Fatal {
+    pub kind: FatalKind,
+    pub message: String,
+    #[serde(default)]
+    pub traceback: Vec<String>,
 }
 
 /// The first line: versions, the model, its task and label convention.
@@ -67,14 +100,18 @@ pub struct UserError {
     pub traceback: Vec<String>,
 }
 
-/// Reads one stdout line; `None` for a line that is not an event (the user's code printed to
-/// stdout behind the driver's back): it is shown with the stderr tail, not trusted.
-pub fn parse(line: &str) -> Option<std::result::Result<Event, String>> {
+/// Reads one stdout line; `None` for a line that is not an event of this run (no JSON object,
+/// or not carrying `nonce`): it is shown with the stderr tail, not trusted.
+pub fn parse(line: &str, nonce: &str) -> Option<std::result::Result<Event, String>> {
     let line = line.trim();
     if !line.starts_with('{') {
         return None;
     }
-    Some(serde_json::from_str(line).map_err(|e| e.to_string()))
+    let value: serde_json::Value = serde_json::from_str(line).ok()?;
+    if value.get("nonce").and_then(serde_json::Value::as_str) != Some(nonce) {
+        return None;
+    }
+    Some(serde_json::from_value(value).map_err(|e| e.to_string()))
 }
 
 #[cfg(test)]
@@ -83,22 +120,43 @@ mod tests {
 
     #[test]
     fn events_read() {
-        let hello = r#"{"event":"hello","contract":1,"python":"3.11.7","torch":"2.15.0","transformers":null,"peft":null,"device":"cpu","model":"m.py:Net","task":"causal_lm","labels":"in_model","parameters":1200,"startup_s":1.5}"#;
-        let Some(Ok(Event::Hello(h))) = parse(hello) else {
+        let n = "n0";
+        let hello = r#"{"event":"hello","nonce":"n0","contract":2,"python":"3.11.7","torch":"2.15.0","transformers":null,"peft":null,"device":"cpu","model":"m.py:Net","task":"causal_lm","labels":"in_model","parameters":1200,"startup_s":1.5}"#;
+        let Some(Ok(Event::Hello(h))) = parse(hello, n) else {
             panic!("hello")
         };
         assert_eq!((h.task, h.labels), (Task::CausalLm, Labels::InModel));
-        let check = r#"{"event":"check","check":"grad-flow","error":{"message":"boom","traceback":["a","b"]}}"#;
-        let Some(Ok(Event::Check(c))) = parse(check) else {
+        let check = r#"{"event":"check","nonce":"n0","check":"grad-flow","error":{"message":"boom","traceback":["a","b"]}}"#;
+        let Some(Ok(Event::Check(c))) = parse(check, n) else {
             panic!("check")
         };
         assert_eq!(c.check, CheckId::GradFlow);
         assert_eq!(c.error.unwrap().traceback.len(), 2);
         assert!(matches!(
-            parse(r#"{"event":"done"}"#),
+            parse(r#"{"event":"done","nonce":"n0"}"#, n),
             Some(Ok(Event::Done))
         ));
-        assert!(parse("hello from the user's print").is_none());
-        assert!(matches!(parse(r#"{"event":"nope"}"#), Some(Err(_))));
+        let fatal = r#"{"event":"fatal","nonce":"n0","kind":"user_code","message":"m.py:Net: build() called sys.exit(4)","traceback":[]}"#;
+        let Some(Ok(Event::Fatal(f))) = parse(fatal, n) else {
+            panic!("fatal")
+        };
+        assert_eq!(f.kind, FatalKind::UserCode);
+        assert!(parse("hello from the user's print", n).is_none());
+        assert!(matches!(
+            parse(r#"{"event":"nope","nonce":"n0"}"#, n),
+            Some(Err(_))
+        ));
+    }
+
+    #[test]
+    fn a_line_without_this_runs_nonce_is_not_an_event() {
+        for line in [
+            r#"{"event":"done"}"#,
+            r#"{"event":"done","nonce":"other"}"#,
+            r#"{"event":"fatal","nonce":null,"kind":"no_torch","message":"x"}"#,
+            r#"{"event":"done","nonce":"n0""#,
+        ] {
+            assert!(parse(line, "n0").is_none(), "{line}");
+        }
     }
 }

@@ -18,7 +18,7 @@ pub mod events;
 pub mod target;
 pub mod zoo;
 
-use crate::{Error, Result};
+use crate::Result;
 use events::{CheckEvent, Hello};
 use mldebug_judge::label_mask::Labels;
 use mldebug_judge::{error_finding, judge_json, skipped, Ctx};
@@ -142,31 +142,6 @@ fn missing(id: CheckId, run: &driver::Run, ctx: &Ctx) -> Finding {
         message.push_str(line);
     }
     error_finding(id, &message, ctx)
-}
-
-/// The driver's own verdict on a start-up problem, mapped to the CLI's errors.
-pub(crate) fn startup_error(code: Option<i32>, python: &str, tail: &[String]) -> Option<Error> {
-    let last = tail
-        .iter()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .cloned()
-        .unwrap_or_default();
-    match code {
-        Some(driver::EXIT_NO_TORCH) => Some(Error::usage(format!(
-            "{python} cannot import torch: install it there (`{python} -m pip install torch`) or pass --python with an interpreter that has it{}",
-            if last.is_empty() { String::new() } else { format!("\n  {last}") }
-        ))),
-        Some(driver::EXIT_BAD_MODEL) => Some(Error::usage(format!(
-            "the model could not be loaded: {last}{}",
-            if tail.len() > 1 {
-                format!("\n{}", tail.join("\n"))
-            } else {
-                String::new()
-            }
-        ))),
-        _ => None,
-    }
 }
 
 /// The hello line, for a note on stderr: versions and the driver's start-up cost.

@@ -2,6 +2,7 @@
 //! same code as candle models; and `mldebug run` over the run zoo and its command line. The Python comes from `support::python` (a cached venv).
 
 mod cli;
+mod hostile;
 mod python;
 mod run_cli;
 mod run_zoo;

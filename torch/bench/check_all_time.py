@@ -35,13 +35,13 @@ def timed(cmd, stdin=None):
 
 def startup(python):
     """The driver's hello line for a request with no checks: start-up alone."""
-    request = {"contract": 1, "target": {"kind": "hf", "path": CONFIG}, "lora": None,
+    request = {"contract": 2, "target": {"kind": "hf", "path": CONFIG}, "lora": None,
                "checks": [], "seed": 0, "steps": 200, "learning_rate": 0.003, "device": "cpu"}
     wall, cpu, proc = timed([python, os.path.join(ROOT, "torch", "driver.py")],
                             json.dumps(request))
     if proc.returncode != 0:
         sys.exit("driver failed (%d): %s" % (proc.returncode, proc.stderr[-2000:]))
-    hello = json.loads(proc.stdout.splitlines()[0])
+    hello = next(e for e in map(json.loads, proc.stdout.splitlines()) if e["event"] == "hello")
     return wall, cpu, hello
 
 

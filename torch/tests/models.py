@@ -178,3 +178,47 @@ class SharedModel:
 
     def batch(self, seed, device):
         return classification_batch(seed, device)
+
+
+class ExitsInBuild(TinyMlp):
+    """build() calls sys.exit with the driver's own former exit codes: an error of the user's
+    code, never "cannot import torch" or a broken target."""
+
+    code = 4
+
+    def build(self):
+        import sys
+
+        sys.exit(self.code)
+
+
+class ExitsThreeInBuild(ExitsInBuild):
+    code = 3
+
+
+class RaisesInBuild(TinyMlp):
+    def build(self):
+        raise ValueError("build is broken on purpose")
+
+
+class VectorLoss(TinyMlp):
+    """Its loss keeps one value per sample (no reduction): an error of its loss in every check,
+    not a verdict on the mask."""
+
+    def loss(self, output, targets):
+        return nn.functional.cross_entropy(output, targets, reduction="none")
+
+
+class TargetsOutOfRange(TinyMlp):
+    """Every target is a class id past the 4 the model has."""
+
+    def batch(self, seed, device):
+        x, y = classification_batch(seed, device)
+        return x, y + 10
+
+
+class Outer:
+    """Holds a protocol class: `models.py:Outer.Inner` is attribute access."""
+
+    class Inner(TinyMlp):
+        pass

@@ -36,9 +36,13 @@ def strict_json(line):
     return json.loads(line, parse_constant=refuse)
 
 
+NONCE = "test-nonce-1"
+
+
 def drive(target, checks=ALL, seed=0, steps=60, **extra):
-    """(exit code, events, stderr) of one driver run."""
-    request = {"contract": 1, "target": target, "checks": checks, "seed": seed,
+    """(exit code, events, stderr) of one driver run. Every line carries the request's nonce
+    (checked here and dropped); the first event, `started`, is dropped too."""
+    request = {"contract": 2, "nonce": NONCE, "target": target, "checks": checks, "seed": seed,
                "steps": steps, "learning_rate": 0.003, "device": "cpu"}
     request.update(extra)
     proc = subprocess.run(
@@ -46,7 +50,16 @@ def drive(target, checks=ALL, seed=0, steps=60, **extra):
         text=True, timeout=600,
     )
     events = [strict_json(line) for line in proc.stdout.splitlines()]
-    return proc.returncode, events, proc.stderr
+    for e in events:
+        assert e.pop("nonce") == NONCE, e
+    assert events and events[0]["event"] == "started", events
+    return proc.returncode, events[1:], proc.stderr
+
+
+def fatal_of(events):
+    """The one event of a start-up failure."""
+    assert len(events) == 1 and events[0]["event"] == "fatal", events
+    return events[0]
 
 
 def file_target(name, path=MODELS):
@@ -73,6 +86,7 @@ class TinyMlpContract(unittest.TestCase):
         self.assertEqual(self.code, 0, self.stderr)
         self.assertEqual(self.events[0]["event"], "hello")
         self.assertEqual(self.events[-1], {"event": "done"})
+        self.assertNotIn("started", [e["event"] for e in self.events])
         checks = [e["check"] for e in self.events if e["event"] == "check"]
         self.assertEqual(checks, ALL)
         for e in self.events[1:-1]:
@@ -153,24 +167,71 @@ class Failures(unittest.TestCase):
             self.assertLessEqual(len(error["traceback"]), 12)
             self.assertTrue(error["traceback"])
 
-    def test_missing_name_exits_3_naming_file_and_name(self):
+    def test_missing_name_is_a_target_fatal_naming_file_and_name(self):
         code, events, stderr = drive(file_target("NoSuchModel"), checks=["init-loss"])
-        self.assertEqual(code, 3)
-        self.assertEqual(events, [])
-        self.assertIn("models.py", stderr)
+        fatal = fatal_of(events)
+        self.assertEqual((code, fatal["kind"]), (3, "target"))
+        self.assertIn("models.py", fatal["message"])
+        self.assertIn("NoSuchModel", fatal["message"])
         self.assertIn("NoSuchModel", stderr)
 
-    def test_missing_batch_exits_3(self):
-        code, events, stderr = drive(file_target("NoBatch"), checks=["init-loss"])
-        self.assertEqual(code, 3)
-        self.assertEqual(events, [])
-        self.assertIn("NoBatch", stderr)
-        self.assertIn("batch", stderr)
+    def test_missing_batch_is_a_target_fatal(self):
+        code, events, _ = drive(file_target("NoBatch"), checks=["init-loss"])
+        fatal = fatal_of(events)
+        self.assertEqual(fatal["kind"], "target")
+        self.assertIn("NoBatch", fatal["message"])
+        self.assertIn("batch", fatal["message"])
 
-    def test_bad_request_exits_2(self):
-        code, _, stderr = drive(file_target("TinyMlp"), checks=["no-such-check"])
-        self.assertEqual(code, 2)
+    def test_bad_request_is_a_request_fatal(self):
+        code, events, stderr = drive(file_target("TinyMlp"), checks=["no-such-check"])
+        self.assertEqual(fatal_of(events)["kind"], "request")
         self.assertIn("no-such-check", stderr)
+
+    def test_exit_codes_from_build_are_the_users_code_not_the_drivers(self):
+        for name, code in (("ExitsInBuild", 4), ("ExitsThreeInBuild", 3)):
+            _, events, _ = drive(file_target(name), checks=["init-loss"])
+            fatal = fatal_of(events)
+            self.assertEqual(fatal["kind"], "user_code", name)
+            self.assertIn("build() called sys.exit(%d)" % code, fatal["message"])
+
+    def test_an_exception_in_build_is_the_users_code_with_its_traceback(self):
+        _, events, _ = drive(file_target("RaisesInBuild"), checks=["init-loss"])
+        fatal = fatal_of(events)
+        self.assertEqual(fatal["kind"], "user_code")
+        self.assertIn("ValueError: build is broken on purpose", fatal["message"])
+        self.assertTrue(any("models.py" in line for line in fatal["traceback"]), fatal)
+
+    def test_a_dotted_name_is_attribute_access(self):
+        code, events, stderr = drive(file_target("Outer.Inner"), checks=["init-loss"])
+        self.assertEqual(code, 0, stderr)
+        self.assertIn("measurement", checks_of(events)["init-loss"])
+        _, events, _ = drive(file_target("Outer.Nope"), checks=["init-loss"])
+        fatal = fatal_of(events)
+        self.assertEqual(fatal["kind"], "target")
+        self.assertIn("no `Nope` in `Outer`", fatal["message"])
+
+    def test_a_loss_that_is_not_a_scalar_is_an_error_of_the_loss(self):
+        _, events, _ = drive(file_target("VectorLoss"), checks=["label-mask", "init-loss"])
+        for check, event in checks_of(events).items():
+            self.assertIn("error", event, check)
+            self.assertIn("expected a tensor with one element", event["error"]["message"])
+
+    def test_label_mask_reports_the_class_count_beside_targets_out_of_range(self):
+        _, events, stderr = drive(file_target("TargetsOutOfRange"), checks=["label-mask"])
+        m = checks_of(events)["label-mask"]["measurement"]
+        self.assertEqual(m["classes"], 4)
+        self.assertTrue(all(t >= 10 for t in m["targets"]), m["targets"])
+
+    def test_without_torch_the_driver_says_it_started_then_no_torch(self):
+        request = {"contract": 2, "nonce": NONCE, "target": file_target("TinyMlp")}
+        proc = subprocess.run(
+            [sys.executable, "-S", DRIVER], input=json.dumps(request), capture_output=True,
+            text=True, timeout=600,
+        )
+        events = [strict_json(line) for line in proc.stdout.splitlines()]
+        self.assertEqual([e["event"] for e in events], ["started", "fatal"], proc.stderr)
+        self.assertEqual(events[1]["kind"], "no_torch")
+        self.assertEqual(events[1]["nonce"], NONCE)
 
 
 class Measurements(unittest.TestCase):
@@ -262,7 +323,7 @@ class SharedModelRestored(unittest.TestCase):
             def emit(self, obj):
                 pass
 
-        request = {"contract": 1, "target": file_target("SharedModel"), "checks": ["overfit"],
+        request = {"contract": 2, "target": file_target("SharedModel"), "checks": ["overfit"],
                    "seed": 0, "steps": 20, "learning_rate": 0.01, "device": "cpu"}
         run = driver.start(request, Collect())
         model = run.subject.obj.model

@@ -4,7 +4,11 @@
 //! - the model's loss with **every** target masked must be exactly 0 with all-zero gradients
 //!   (PyTorch's mean gives NaN there, 0/0: flagged as a warning);
 //! - changing the logits at masked positions must not move the loss (else the mask is ignored);
-//! - a loss that errors on `-100` (candle's `cross_entropy` has no ignore index) fails;
+//! - a loss that errors on `-100` (candle's `cross_entropy` has no ignore index) fails, when
+//!   it scores the batch's own targets (a loss that raises on those is an error of the user's
+//!   code: the measurement never reaches this judgement);
+//! - targets that are neither `-100` nor a class id in `[0, classes)` fail: no class of the
+//!   model is what they name, so no loss can score them;
 //! - causal LMs: labels not shifted by one (targets equal to the inputs), or, for a model that
 //!   shifts its labels itself (every Hugging Face causal LM), labels shifted twice (targets equal
 //!   to the next input); and padding trained on (a run of the same token ending several rows
@@ -12,7 +16,7 @@
 
 use crate::common::{rank, skipped, Ctx};
 use mldebug_report::non_finite;
-use mldebug_report::{CheckId, Finding, Status, Task, IGNORE_INDEX};
+use mldebug_report::{CheckId, Finding, Status, Subject, Task, IGNORE_INDEX};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -93,6 +97,9 @@ pub struct Measurement {
     /// The masked-logits probe, when the model has ignored targets to probe.
     #[serde(default)]
     pub masked_logits: Option<MaskedLogits>,
+    /// The number of classes (the logits' last dimension), when known.
+    #[serde(default)]
+    pub classes: Option<usize>,
 }
 
 /// One problem found, worst first when sorted.
@@ -126,6 +133,7 @@ pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
         .metric("targets", total as f64)
         .metric("masked", masked as f64)
         .metric("masked_share", share);
+    f = out_of_range(m, &mut problems, f);
     if total > 0 && masked == total {
         problems.push(Problem::new(
             Status::Fail,
@@ -140,7 +148,7 @@ pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
             ),
         ));
     }
-    f = all_masked(&m.all_masked, &mut problems, f);
+    f = all_masked(&m.all_masked, &ctx.subject, &mut problems, f);
     f = masked_logits(m.masked_logits, &mut problems, f);
     if ctx.task == Task::CausalLm {
         f = causal_labels(m, &mut problems, f);
@@ -164,13 +172,48 @@ pub fn judge(m: &Measurement, ctx: &Ctx) -> Finding {
     f
 }
 
+/// Targets that are neither -100 nor a class id below the class count (negative ones when the
+/// count is unknown): the labels name classes the model does not have.
+fn out_of_range(m: &Measurement, problems: &mut Vec<Problem>, f: Finding) -> Finding {
+    let outside = |t: i64| t != IGNORE_INDEX && (t < 0 || m.classes.is_some_and(|c| t >= c as i64));
+    let n = m.targets.iter().filter(|&&t| outside(t)).count();
+    let Some(&first) = m.targets.iter().find(|&&t| outside(t)) else {
+        return f;
+    };
+    let range = match m.classes {
+        Some(c) => format!("outside [0, {c})"),
+        None => "negative".to_string(),
+    };
+    problems.push(Problem::new(
+        Status::Fail,
+        format!(
+            "{n} of {} targets are {range} and not -100 (the first is {first}): they name no class of the model, so no loss can score them; targets are class ids below the logits' last dimension, or -100",
+            m.targets.len()
+        ),
+    ));
+    f.metric("targets_out_of_range", n as f64)
+}
+
 /// Probe 1: with every target masked the loss must be exactly 0, with zero gradients.
-fn all_masked(probe: &AllMasked, problems: &mut Vec<Problem>, f: Finding) -> Finding {
+fn all_masked(
+    probe: &AllMasked,
+    subject: &Subject,
+    problems: &mut Vec<Problem>,
+    f: Finding,
+) -> Finding {
     match probe {
         AllMasked::Error { error } => {
+            let advice = match subject {
+                Subject::Candle(_) => {
+                    "mask them by hand (candle's cross_entropy has no ignore index)"
+                }
+                Subject::Torch(_) => {
+                    "pass ignore_index=-100 to the loss, or drop the masked positions before it"
+                }
+            };
             problems.push(Problem::new(
                 Status::Fail,
-                format!("the loss fails on -100 targets ({error}); mask them by hand (candle's cross_entropy has no ignore index)"),
+                format!("the loss fails when every target is -100 ({error}); {advice}"),
             ));
             f
         }
@@ -352,6 +395,7 @@ mod tests {
                 before: 3.0,
                 after: 3.0,
             }),
+            classes: None,
         };
         judge(&m, &test_ctx(Task::CausalLm))
     }
@@ -393,6 +437,7 @@ mod tests {
                     labels: Labels::Shifted,
                     all_masked: all,
                     masked_logits: logits,
+                    classes: Some(3),
                 },
                 &test_ctx(Task::Classification),
             )
@@ -420,6 +465,30 @@ mod tests {
             after: 1.5,
         });
         assert_eq!(base(ok, moved).status, Status::Fail);
+        // Every target past the classes (a batch of another label set): never a pass.
+        let outside = judge(
+            &Measurement {
+                targets: vec![5, 7, -100, 9],
+                inputs: None,
+                seq_len: None,
+                labels: Labels::Shifted,
+                all_masked: AllMasked::Loss {
+                    loss: 0.0,
+                    grads_move: false,
+                },
+                masked_logits: None,
+                classes: Some(4),
+            },
+            &test_ctx(Task::Classification),
+        );
+        assert_eq!(outside.status, Status::Fail);
+        assert!(
+            outside
+                .summary
+                .contains("3 of 4 targets are outside [0, 4)"),
+            "{}",
+            outside.summary
+        );
         let j = r#"{"targets":[1],"all_masked":{"error":"boom"}}"#;
         let m: Measurement = serde_json::from_str(j).unwrap();
         assert!(matches!(m.all_masked, AllMasked::Error { .. }));

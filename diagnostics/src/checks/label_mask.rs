@@ -57,12 +57,25 @@ fn regression() -> Measurement {
             grads_move: false,
         },
         masked_logits: None,
+        classes: None,
     }
 }
 
 fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Finding> {
     let targets = host_i64(&batch.targets)?;
     let output = model.forward(&batch.input, false)?;
+    let classes = output.dims().last().copied().unwrap_or(1);
+    let in_range = targets
+        .iter()
+        .all(|&t| t == IGNORE_INDEX || (0..classes as i64).contains(&t));
+    // The loss on the batch's own targets first: if it errors on class ids, the model's loss
+    // is broken (the check is an error, not a verdict on the mask); targets outside the
+    // classes are the labels' own fault, which the judgement fails.
+    if let Err(e) = model.loss(&output, &batch.targets) {
+        if in_range {
+            return Err(e);
+        }
+    }
     let shape = batch.targets.dims().to_vec();
     let same_shape = batch.input.dims() == batch.targets.dims() && !batch.input.dtype().is_float();
     let m = Measurement {
@@ -76,6 +89,7 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
         seq_len: (shape.len() >= 2).then(|| shape[shape.len() - 1]),
         labels: Labels::Shifted,
         targets,
+        classes: Some(classes),
     };
     Ok(judge(&m, &opts.ctx(M::task())))
 }
