@@ -1,9 +1,11 @@
 //! `mldebug run` as terminal text: one line on what was watched and how it ended, the findings
 //! table (with where in the user's code, and the ranks of a distributed run), each finding's
 //! detail lines, the PLAYBOOK row of each symptom found, and how to judge the trace again.
+//! The command line, paths, summaries and details are data: escaped where they are placed.
 
 use super::doctor::{playbook_block, status};
 use super::style::Style;
+use super::terminal::escape;
 use crate::run::report::Report;
 use comfy_table::Cell;
 use mldebug_text::number::num;
@@ -29,13 +31,13 @@ pub fn render(r: &Report, style: Style) -> String {
                 style.status_cell(status(x.severity), x.severity.label()),
                 Cell::new(x.symptom.id()),
                 Cell::new(num(x.step)),
-                Cell::new(x.location.as_deref().unwrap_or("")),
+                style.cell(x.location.as_deref().unwrap_or("")),
             ];
             if ranks {
                 let r: Vec<String> = x.ranks.iter().map(u32::to_string).collect();
                 row.push(Cell::new(r.join(",")));
             }
-            row.push(Cell::new(&x.summary));
+            row.push(style.cell(&x.summary));
             t.add_row(row);
         }
         out.push('\n');
@@ -43,7 +45,7 @@ pub fn render(r: &Report, style: Style) -> String {
         for f in findings.iter().filter(|f| !f.finding.details.is_empty()) {
             out.push_str(&format!("\n{}:\n", f.finding.symptom.id()));
             for d in &f.finding.details {
-                out.push_str(&format!("  {d}\n"));
+                out.push_str(&format!("  {}\n", escape(d)));
             }
         }
         let mut shown: Vec<&str> = Vec::new();
@@ -60,7 +62,7 @@ pub fn render(r: &Report, style: Style) -> String {
         r.counts.fail, r.counts.warn, r.counts.info
     ));
     match &r.trace {
-        Some(t) => out.push_str(&format!("; trace kept: mldebug doctor {t}\n")),
+        Some(t) => out.push_str(&format!("; trace kept: mldebug doctor {}\n", escape(t))),
         None => out.push_str("; keep the trace with --trace FILE\n"),
     }
     out
@@ -94,7 +96,7 @@ fn header(r: &Report) -> String {
     };
     format!(
         "mldebug run: {}\n  watched {procs} in {:.1} s; {how}\n",
-        r.argv.join(" "),
+        escape(&r.argv.join(" ")),
         r.outcome.seconds
     )
 }
