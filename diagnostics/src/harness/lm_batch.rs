@@ -69,8 +69,10 @@ pub fn causal_lm_batch(
 /// The user's own batch from a safetensors file holding tensors named `input` and `targets`.
 ///
 /// Integer targets become I64 (the checks' contract; `-100` stays ignored), float targets stay
-/// F32 (regression). The input keeps its dtype, except that float input becomes F32 and I64
-/// token ids stay I64 (candle's embedding takes U8, U32 and I64).
+/// F32 (regression). Float input becomes F32; integer input stays U8, U32 (U16 is read as U32)
+/// or I64, and I16 and I32 become I64 (candle's embedding takes U8, U32 and I64). Both need at
+/// least one row, and the same number of rows; targets are `[N]` or `[N, T]`. (`mldebug check
+/// --batch` checks all of this, and the ids, before it builds anything.)
 pub fn batch_from_safetensors(path: &Path, device: &Device) -> candle_core::Result<Batch> {
     let tensors = candle_core::safetensors::load(path, device).map_err(|e| {
         candle_core::Error::Msg(format!("--batch {}: cannot read it: {e}", path.display()))
@@ -90,6 +92,7 @@ pub fn batch_from_safetensors(path: &Path, device: &Device) -> candle_core::Resu
     let targets = get("targets")?;
     let input = match input.dtype() {
         DType::F16 | DType::BF16 | DType::F64 => input.to_dtype(DType::F32)?,
+        DType::I16 | DType::I32 => input.to_dtype(DType::I64)?,
         _ => input,
     };
     let targets = match targets.dtype() {
@@ -97,6 +100,16 @@ pub fn batch_from_safetensors(path: &Path, device: &Device) -> candle_core::Resu
         DType::F16 | DType::BF16 | DType::F64 => targets.to_dtype(DType::F32)?,
         _ => targets,
     };
+    let empty = |t: &Tensor| t.rank() == 0 || t.dims().contains(&0);
+    if empty(&input) || empty(&targets) || !(1..=2).contains(&targets.rank()) {
+        candle_core::bail!(
+            "--batch {}: `input` {:?} and `targets` {:?}: both need at least one row, and \
+             targets are [N] or [N, T]",
+            path.display(),
+            input.dims(),
+            targets.dims()
+        );
+    }
     if input.dims().first() != targets.dims().first() {
         candle_core::bail!(
             "--batch {}: `input` {:?} and `targets` {:?} differ in their first (batch) dimension",
@@ -189,6 +202,26 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("no tensor named `input`"), "{e}");
+        // I32 token ids become I64 (an embedding takes no I32); empty and rank-3 targets fail.
+        let wide = dir.join("w.safetensors");
+        let ids = Tensor::new(&[[1i32, 2], [3, 4]], &d)?;
+        candle_core::safetensors::save(
+            &[("input", ids.clone()), ("targets", ids.clone())]
+                .into_iter()
+                .collect(),
+            &wide,
+        )?;
+        assert_eq!(batch_from_safetensors(&wide, &d)?.input.dtype(), DType::I64);
+        for bad in [Tensor::zeros((0, 2), DType::I64, &d)?, ids.unsqueeze(0)?] {
+            candle_core::safetensors::save(
+                &[("input", ids.clone()), ("targets", bad)]
+                    .into_iter()
+                    .collect(),
+                &wide,
+            )?;
+            let e = batch_from_safetensors(&wide, &d).unwrap_err().to_string();
+            assert!(e.contains("at least one row"), "{e}");
+        }
         std::fs::remove_dir_all(&dir)?;
         Ok(())
     }
