@@ -186,6 +186,10 @@ pub struct GradGroup {
     #[serde(deserialize_with = "num")]
     pub update_norm: Option<f64>,
     pub frozen: u64,
+    #[serde(deserialize_with = "num")]
+    pub param_sum: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub grad_sum: Option<f64>,
 }
 
 /// `grads`.

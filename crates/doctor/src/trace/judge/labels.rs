@@ -65,7 +65,11 @@ fn all_ignored(p: &Process, out: &mut Vec<Finding>) {
 fn padding(p: &Process, out: &mut Vec<Finding>) {
     let pads: u64 = p.labels.iter().map(|l| l.pad_positions).sum();
     let labelled: u64 = p.labels.iter().map(|l| l.pad_labelled).sum();
-    let positions: u64 = p.labels.iter().map(|l| l.positions.max(l.pad_positions)).sum();
+    let positions: u64 = p
+        .labels
+        .iter()
+        .map(|l| l.positions.max(l.pad_positions))
+        .sum();
     if pads == 0
         || (pads as f64) < MIN_PAD_SHARE * positions as f64
         || (labelled as f64) < PAD_LABELLED * pads as f64

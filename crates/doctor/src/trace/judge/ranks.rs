@@ -131,18 +131,62 @@ fn first_difference(
     found.map(|(s, r)| (s, r, compared))
 }
 
+/// Per parameter group, on the steps every rank wrote statistics for: the first (step, group)
+/// whose value differs from rank 0's, and the ranks that differ. Norms catch what sums miss: a
+/// classifier head's gradient sums to zero over its classes on every rank, averaged or not.
+fn first_group_difference(
+    ranked: &[&Process],
+    value: impl Fn(&crate::trace::records::GradGroup) -> Option<f64>,
+    keep_step: impl Fn(&Process, u64) -> bool,
+) -> Option<(u64, String, Vec<u32>)> {
+    let first = ranked[0];
+    for g0 in first
+        .grads
+        .iter()
+        .filter(|g| g.model == 0 && keep_step(first, g.step))
+    {
+        for group in &g0.groups {
+            let Some(v0) = value(group) else { continue };
+            let diff: Vec<u32> = ranked[1..]
+                .iter()
+                .filter_map(|p| {
+                    let g = p.grads.iter().find(|g| g.model == 0 && g.step == g0.step)?;
+                    let v = value(g.groups.iter().find(|x| x.name == group.name)?)?;
+                    differs(v0, v).then_some(p.rank())
+                })
+                .collect();
+            if !diff.is_empty() {
+                return Some((g0.step, group.name.clone(), diff));
+            }
+        }
+    }
+    None
+}
+
+/// Whether `step` of `p` ran one backward (not an accumulation step, whose gradients a
+/// data-parallel wrapper may leave local on purpose).
+fn single_backward(p: &Process, step: u64) -> bool {
+    p.steps.iter().any(|s| s.step == step && s.backwards == 1)
+}
+
 fn checksums(ranked: &[&Process], out: &mut Vec<Finding>) {
     let ddp = ranked
         .iter()
         .any(|p| p.models.iter().any(|m| m.wrapper.is_some()));
-    if let Some((step, ranks, n)) =
-        first_difference(ranked, |s| s.grad_checksum, |s| s.backwards == 1)
-    {
+    let by_group = first_group_difference(ranked, |g| g.grad_norm, single_backward);
+    let by_sum = first_difference(ranked, |s| s.grad_checksum, |s| s.backwards == 1)
+        .map(|(s, r, _)| (s, String::new(), r));
+    if let Some((step, group, ranks)) = by_group.or(by_sum) {
         let why = if ddp {
             "some parameters are no longer synchronised by the data-parallel wrapper (replaced, \
              moved or re-created after wrapping)"
         } else {
             "the model is not wrapped in DistributedDataParallel, so nothing averages them"
+        };
+        let at = if group.is_empty() {
+            String::new()
+        } else {
+            format!(", first in `{group}`")
         };
         out.push(
             Finding::new(
@@ -152,14 +196,15 @@ fn checksums(ranked: &[&Process], out: &mut Vec<Finding>) {
                 step as f64,
             )
             .summary(format!(
-                "the gradients differ across ranks at step {step} (compared at {n} steps): \
-                     {why}"
+                "the gradients differ across ranks at step {step}{at}: {why}"
             ))
-            .number("steps_compared", n as f64)
             .ranks(std::iter::once(ranked[0].rank()).chain(ranks)),
         );
     }
     if let Some((step, ranks, n)) = first_difference(ranked, |s| s.param_checksum, |_| true) {
+        let group = first_group_difference(ranked, |g| g.weight_norm, |_, _| true)
+            .map(|(_, g, _)| format!("; the first parameter group that differs: `{g}`"))
+            .unwrap_or_default();
         out.push(
             Finding::new(
                 Symptom::RanksDiverged,
@@ -169,7 +214,7 @@ fn checksums(ranked: &[&Process], out: &mut Vec<Finding>) {
             )
             .summary(format!(
                 "the parameters differ across ranks after step {step} (compared at {n} \
-                     steps): the replicas train apart and the saved model is one rank's"
+                     steps){group}: the replicas train apart and the saved model is one rank's"
             ))
             .number("first_step", step as f64)
             .number("steps_compared", n as f64)

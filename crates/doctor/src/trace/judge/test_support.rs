@@ -20,8 +20,10 @@ pub(crate) fn clean(steps: u64) -> Vec<Value> {
                "classes": 10, "targets": 32, "ignored": 0, "ignore_index": -100,
                "probabilities": false, "value": 2.35, "reduction": "mean"}),
         json!({"kind": "grads", "step": 1, "model": 0,
-               "groups": [{"name": "fc1", "tensors": 2, "no_grad": 0, "zero_grad": 0},
-                          {"name": "fc2", "tensors": 2, "no_grad": 0, "zero_grad": 0}],
+               "groups": [{"name": "fc1", "tensors": 2, "no_grad": 0, "zero_grad": 0,
+                           "grad_norm": 0.2, "weight_norm": 3.0},
+                          {"name": "fc2", "tensors": 2, "no_grad": 0, "zero_grad": 0,
+                           "grad_norm": 0.3, "weight_norm": 1.5}],
                "no_grad": [], "not_in_optimizer": [], "frozen_names": []}),
     ];
     for s in 1..=steps {

@@ -58,7 +58,13 @@ fn a_step_that_changes_nothing_fails_only_when_no_compared_step_changes() {
     fails_with(&r, Symptom::StepChangesNothing, Severity::Fail);
     // A schedule that reaches 0 and stays there.
     let mut r = clean(12);
-    set(&mut r, "step", |s| s["step"].as_u64().unwrap() > 4, "lr", json!(0.0));
+    set(
+        &mut r,
+        "step",
+        |s| s["step"].as_u64().unwrap() > 4,
+        "lr",
+        json!(0.0),
+    );
     fails_with(&r, Symptom::StepChangesNothing, Severity::Fail);
     // A warm-up from a learning rate of 0: the first step alone changes nothing.
     let mut r = clean(10);
@@ -95,7 +101,13 @@ fn optimizer_and_parameter_mismatches_fail() {
     fails_with(&r, Symptom::MostlyFrozen, Severity::Warn);
     let mut few_tensors = clean(5);
     set(&mut few_tensors, "model", |_| true, "tensors", json!(27));
-    set(&mut few_tensors, "model", |_| true, "trainable_tensors", json!(1));
+    set(
+        &mut few_tensors,
+        "model",
+        |_| true,
+        "trainable_tensors",
+        json!(1),
+    );
     set(&mut few_tensors, "model", |_| true, "trainable", json!(400));
     fails_with(&few_tensors, Symptom::MostlyFrozen, Severity::Warn);
     // LoRA: a small trainable share is the point, lora_A's zero gradient at step 1 expected.
@@ -304,6 +316,20 @@ fn correct_ddp_has_no_finding_and_each_rank_bug_is_found() {
     });
     fails_with(&drift, Symptom::RanksDiverged, Severity::Fail);
     fails_with(&drift, Symptom::GradsNotAveraged, Severity::Fail);
+    // A head replaced after wrapping: its gradient sums to zero on every rank, but its norm
+    // differs; the rest of the model stays averaged.
+    let head = two_ranks(|recs, r| {
+        for g in recs.iter_mut().filter(|x| x["kind"] == "grads") {
+            g["groups"][1]["grad_norm"] = json!(0.3 + 0.1 * r as f64);
+        }
+    });
+    let d = judge(&processes(&head));
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.symptom == Symptom::GradsNotAveraged)
+        .unwrap();
+    assert!(f.summary.contains("`fc2`"), "{}", f.summary);
     let one_wrapped = two_ranks(|recs, r| {
         if r == 1 {
             set(recs, "model", |_| true, "wrapper", Value::Null);
