@@ -855,13 +855,15 @@ def check_label_mask(run):
     logits = logits_of(output)
     classes = int(logits.shape[-1]) if logits.dim() else 1
     measurement["classes"] = classes
-    kept = targets[targets != IGNORE_INDEX]
+    ignored = targets == IGNORE_INDEX
+    kept = targets[~ignored]
     in_range = bool(((kept >= 0) & (kept < classes)).all())
-    # The loss on the batch's own targets first: if it raises on targets that are class ids,
-    # the user's loss (not the mask) is broken, and the check is an error, not a verdict on the
-    # mask. Targets outside [0, classes) are the labels' own fault: Rust fails them.
+    # The loss first on the batch's targets with every -100 made class 0: if it raises on class
+    # ids alone, the user's loss (not the mask) is broken, and the check is an error, not a
+    # verdict on the mask. A loss that raises only on -100 is the all-masked probe's finding;
+    # targets outside [0, classes) are the labels' own fault: Rust fails both.
     try:
-        run.subject.loss(output, targets)
+        run.subject.loss(output, torch.where(ignored, torch.zeros_like(targets), targets))
     except Exception:
         if in_range:
             raise

@@ -222,3 +222,15 @@ class Outer:
 
     class Inner(TinyMlp):
         pass
+
+
+class NoIgnoreIndex(TinyMlp):
+    """Its loss has no ignore index: it scores class ids, and raises on the batch's -100s."""
+
+    def batch(self, seed, device):
+        x, y = classification_batch(seed, device)
+        y[::4] = -100
+        return x, y
+
+    def loss(self, output, targets):
+        return nn.functional.cross_entropy(output, targets, ignore_index=-1)

@@ -216,6 +216,11 @@ class Failures(unittest.TestCase):
             self.assertIn("error", event, check)
             self.assertIn("expected a tensor with one element", event["error"]["message"])
 
+    def test_a_loss_that_fails_only_on_minus_100_is_measured_not_an_error(self):
+        _, events, _ = drive(file_target("NoIgnoreIndex"), checks=["label-mask"])
+        m = checks_of(events)["label-mask"]["measurement"]
+        self.assertIn("error", m["all_masked"])
+
     def test_label_mask_reports_the_class_count_beside_targets_out_of_range(self):
         _, events, stderr = drive(file_target("TargetsOutOfRange"), checks=["label-mask"])
         m = checks_of(events)["label-mask"]["measurement"]

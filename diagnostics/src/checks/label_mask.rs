@@ -68,10 +68,16 @@ fn run<M: DebugModel>(model: &M, batch: &Batch, opts: &Options) -> Result<Findin
     let in_range = targets
         .iter()
         .all(|&t| t == IGNORE_INDEX || (0..classes as i64).contains(&t));
-    // The loss on the batch's own targets first: if it errors on class ids, the model's loss
-    // is broken (the check is an error, not a verdict on the mask); targets outside the
-    // classes are the labels' own fault, which the judgement fails.
-    if let Err(e) = model.loss(&output, &batch.targets) {
+    // The loss first on the batch's targets with every -100 made class 0: if it errors on
+    // class ids alone, the model's loss is broken (the check is an error, not a verdict on the
+    // mask). A loss that errors only on -100 is the all-masked probe's finding; targets outside
+    // the classes are the labels' own fault: the judgement fails both.
+    let unmasked: Vec<i64> = targets
+        .iter()
+        .map(|&t| if t == IGNORE_INDEX { 0 } else { t })
+        .collect();
+    let unmasked = Tensor::from_vec(unmasked, batch.targets.dims(), batch.targets.device())?;
+    if let Err(e) = model.loss(&output, &unmasked) {
         if in_range {
             return Err(e);
         }
