@@ -307,12 +307,16 @@ class Subject:
         return None
 
     def build(self):
-        """A fresh model, wrapped with LoRA when asked (and when peft accepted the targets)."""
+        """A fresh model, wrapped with LoRA when asked (and when peft accepted the targets).
+        A Hugging Face causal LM shifts its labels itself: unless the protocol object says
+        otherwise, its labels are "in_model", so label-mask judges labels shifted twice."""
         model = self.make()
         if not isinstance(model, torch.nn.Module):
             raise TypeError(
                 "build() returned a %s, not a torch.nn.Module" % type(model).__name__
             )
+        if not getattr(self, "labels_explicit", True) and shifts_labels_itself(model):
+            self.labels = "in_model"
         if self.lora is not None and not self.lora_failed:
             model = wrap_lora(model, self.lora, self)
         return model
@@ -335,6 +339,16 @@ class Subject:
         return loss
 
 
+def shifts_labels_itself(model):
+    """Whether `model` is a Hugging Face causal LM (or a peft wrapper of one): those shift the
+    labels they are given by one position before their cross-entropy."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    cls = type(base)
+    return cls.__module__.startswith("transformers.") and cls.__name__.endswith(
+        ("ForCausalLM", "LMHeadModel")
+    )
+
+
 class FileSubject(Subject):
     """FILE.py:NAME: a class (instantiated with no arguments) or an object with build/batch."""
 
@@ -353,6 +367,7 @@ class FileSubject(Subject):
                 "%s: labels = %r, expected 'shifted' or 'in_model'" % (where, labels)
             )
         super().__init__("%s:%s" % (os.path.basename(path), name), task, labels)
+        self.labels_explicit = hasattr(obj, "labels")
         self.obj = obj
         loss = getattr(obj, "loss", None)
         self._loss = loss if callable(loss) else None

@@ -234,3 +234,22 @@ class NoIgnoreIndex(TinyMlp):
 
     def loss(self, output, targets):
         return nn.functional.cross_entropy(output, targets, ignore_index=-1)
+
+
+class HfCollateShifts:
+    """A protocol object around a tiny GPT-2 whose batch carries labels already shifted (a
+    collate written for a loss that does not shift), and no `labels` attribute: the driver must
+    know that GPT-2 shifts them again."""
+
+    task = "causal_lm"
+
+    def build(self):
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        config = GPT2Config(vocab_size=32, n_positions=16, n_embd=16, n_layer=1, n_head=2)
+        return GPT2LMHeadModel(config)
+
+    def batch(self, seed, device):
+        g = torch.Generator().manual_seed(seed)
+        ids = torch.randint(0, 32, (4, 17), generator=g)
+        return ids[:, :-1].to(device), ids[:, 1:].to(device)

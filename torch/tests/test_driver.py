@@ -359,6 +359,11 @@ class HuggingFace(unittest.TestCase):
         kinds = {r["grad"]["kind"] for r in c["grad-flow"]["measurement"]["params"]}
         self.assertEqual(kinds, {"norm"})
 
+    def test_a_build_returning_an_hf_causal_lm_means_labels_in_model(self):
+        code, events, stderr = drive(file_target("HfCollateShifts"), checks=["label-mask"])
+        self.assertEqual(code, 0, stderr)
+        self.assertEqual(events[0]["labels"], "in_model")
+
     def test_gpt2_config_json_path(self):
         code, events, stderr = drive(
             {"kind": "hf", "path": os.path.join(FIXTURES, "tiny-gpt2", "config.json")},
