@@ -4,6 +4,11 @@
 use crate::finding::{Finding, Severity, Symptom};
 use crate::trace::read::Process;
 
+/// A trace's loss is each batch's own, noisier than the averaged loss a log usually holds: a
+/// spike is worth a warning only at this multiple of the trend (a corrupt record gives
+/// thousands; a hard batch near the end of a short run gives two or three).
+const TRACE_SPIKE_WARN_RATIO: f64 = 4.0;
+
 pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
     let first = |phase: &str| p.nonfinite.iter().find(|n| n.phase == phase);
     let loss = first("loss");
