@@ -60,9 +60,17 @@ pub(super) fn covered(p: &Process, f: &Finding) -> bool {
 /// same fingerprint again later is the same data.
 pub(super) fn annotate_spikes(p: &Process, out: &mut [Finding]) {
     for f in out.iter_mut().filter(|f| f.symptom == Symptom::LossSpikes) {
-        let steps: Vec<f64> = std::iter::once(f.step)
+        if f.severity == Severity::Warn
+            && f.get("largest_ratio")
+                .is_some_and(|r| r < TRACE_SPIKE_WARN_RATIO)
+        {
+            f.severity = Severity::Info;
+        }
+        let mut steps: Vec<f64> = std::iter::once(f.step)
             .chain(f.marks.iter().copied())
             .collect();
+        steps.sort_by(f64::total_cmp);
+        steps.dedup();
         let lines: Vec<String> = steps
             .iter()
             .filter_map(|s| {

@@ -364,3 +364,22 @@ fn a_finding_on_every_rank_is_one_finding_naming_the_ranks() {
     assert_eq!(f.len(), 1);
     assert_eq!(f[0].ranks, [0, 1]);
 }
+
+#[test]
+fn a_small_per_batch_spike_is_information_and_a_large_one_a_warning() {
+    for (peak, severity) in [(2.5, Severity::Info), (1000.0, Severity::Warn)] {
+        let mut r = clean(30);
+        set(&mut r, "step", |_| true, "loss", json!(1.0));
+        for s in r.iter_mut().filter(|x| x["kind"] == "step") {
+            let step = s["step"].as_u64().unwrap();
+            // A little batch noise, and one spike.
+            let noise = 0.01 * ((step * 7 % 5) as f64 - 2.0);
+            s["loss"] = json!(if step == 20 { peak } else { 1.0 + noise });
+        }
+        let d = judge(&processes(&r));
+        let f = d.findings.iter().find(|f| f.symptom == Symptom::LossSpikes);
+        let f = f.unwrap_or_else(|| panic!("{peak}: {:?}", d.findings));
+        assert_eq!(f.severity, severity, "{peak}");
+        assert_eq!(f.details, ["step 20: batch 0000000000000014"]);
+    }
+}
