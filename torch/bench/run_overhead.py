@@ -103,6 +103,8 @@ def main():
     print("steps per process: %d (the first %d apart), threads: %d" % (args.steps, HEAVY, args.threads))
     print("median step, later steps: plain %.1f ms, watched %.1f ms, ratio %.3f"
           % (plain * 1e3, watched * 1e3, watched / plain))
+    paired = statistics.median(w / p for w, p in zip(times["watched"][HEAVY:], times["plain"][HEAVY:]))
+    print("median of the per-round ratios (drift within a round cancels): %.3f" % paired)
     print("heavy steps 1-3, ratio each: %s" % ", ".join("%.2f" % r for r in heavy))
     print("losses equal in every step: %s; trace files: %d"
           % (losses["plain"] == losses["watched"], len(traces)))
