@@ -40,6 +40,11 @@ class Bootstrap(unittest.TestCase):
         self.assertEqual(result.rc, 0, result.stderr)
         self.assertEqual(result.traces, {})
 
+    def test_isolated_mode_writes_no_trace(self):
+        result = run([MLP, "--iterations", "2"], steps=5, flags=["-I"])
+        self.assertEqual(result.rc, 0, result.stderr)
+        self.assertEqual(result.traces, {})
+
     def test_without_run_dir_nothing_is_installed(self):
         script = os.path.join(tempfile.mkdtemp(), "check.py")
         with open(script, "w") as f:
@@ -88,6 +93,16 @@ class Bootstrap(unittest.TestCase):
         records = only_trace(result)
         self.assertEqual(kind(records, "loader")[0]["num_workers"], 2)
         self.assertEqual(records[-1]["reason"], "steps")
+
+    @unittest.skipUnless(has("accelerate"), "needs accelerate")
+    def test_accelerate_launch_traces_the_worker_not_the_launcher(self):
+        launch = ["-m", "accelerate.commands.launch", "--cpu", "--num_processes", "1",
+                  "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no"]
+        result = run([MLP, "--iterations", "5"], steps=3, flags=launch)
+        self.assertEqual(result.rc, 0, result.stderr)
+        records = only_trace(result)
+        self.assertTrue(records[0]["argv"][0].endswith("mlp_train.py"))
+        self.assertEqual((records[-1]["reason"], records[-1]["steps"]), ("steps", 3))
 
     def test_failing_probe_is_switched_off_and_reported_once(self):
         result = run([MLP, "--iterations", "4", "--bug", "probe_fails"], steps=0)
