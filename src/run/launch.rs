@@ -1,7 +1,8 @@
 //! Starting the watched command and ending it. It runs in its own process group with its
 //! standard streams passed through untouched; a time limit or Ctrl-C (SIGINT, SIGTERM to
-//! mldebug) sends the group SIGTERM, then SIGKILL after a grace period, and mldebug itself stays
-//! to judge what the traces hold. Processes that outlive the command in its group (loader
+//! mldebug) sends the group SIGINT (Python raises KeyboardInterrupt where it is, so the trace
+//! ends with where that was), then SIGKILL after a grace period, and mldebug itself stays to
+//! judge what the traces hold. Processes that outlive the command in its group (loader
 //! workers, a helper it started) are killed when it ends.
 
 use crate::{Error, Result};
@@ -13,7 +14,7 @@ use std::os::unix::process::CommandExt;
 
 /// How often the command is looked at while it runs.
 const POLL: Duration = Duration::from_millis(50);
-/// Time between SIGTERM and SIGKILL: enough for Python to run its exit handlers and flush.
+/// Time between SIGINT and SIGKILL: enough for Python to run its exit handlers and flush.
 const GRACE: Duration = Duration::from_secs(5);
 
 /// How the command ended.
@@ -78,7 +79,7 @@ pub fn run(
                 interrupted = true;
             }
             if timed_out || interrupted {
-                signal_group(pid, Signal::Term);
+                signal_group(pid, Signal::Interrupt);
                 stopping = Some(Instant::now());
             }
         } else if stopping.is_some_and(|t| t.elapsed() >= GRACE) {
@@ -101,14 +102,14 @@ pub fn run(
 
 #[derive(Clone, Copy)]
 enum Signal {
-    Term,
+    Interrupt,
     Kill,
 }
 
 #[cfg(unix)]
 fn signal_group(pid: u32, s: Signal) {
     let sig = match s {
-        Signal::Term => libc::SIGTERM,
+        Signal::Interrupt => libc::SIGINT,
         Signal::Kill => libc::SIGKILL,
     };
     // SAFETY: kill(2) with a negative pid signals a process group; no memory is shared.

@@ -143,6 +143,11 @@ fn without_nulls(v: serde_json::Value) -> serde_json::Value {
 fn add(p: &mut Process, record: Record) {
     match record {
         Record::Start(_) | Record::Unknown => {}
+        // A launcher that sets no RANK (torch.multiprocessing.spawn): torch.distributed knows.
+        Record::Dist(d) => {
+            p.start.rank = p.start.rank.or(d.rank);
+            p.start.world_size = p.start.world_size.or(d.world_size);
+        }
         Record::Model(m) => p.models.push(m),
         Record::Optimizer(o) => p.optimizers.push(o),
         Record::Step(s) => p.steps.push(s),

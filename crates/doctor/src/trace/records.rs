@@ -19,6 +19,8 @@ pub const TRACE_VERSION: u32 = 1;
 pub enum Record {
     /// The first line of a process's trace.
     Start(Start),
+    /// Rank and world size from `torch.distributed` itself.
+    Dist(Dist),
     /// A root module, at its first forward.
     Model(Model),
     /// An optimizer, at its first step.
@@ -70,6 +72,15 @@ pub struct Start {
     pub device: Option<String>,
     pub steps_limit: Option<u64>,
     pub heavy_steps: Option<u64>,
+}
+
+/// `dist`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Dist {
+    pub rank: Option<u32>,
+    pub world_size: Option<u32>,
+    pub backend: Option<String>,
 }
 
 /// `model`.
@@ -222,6 +233,8 @@ pub struct LossCall {
     pub log_probabilities: bool,
     #[serde(deserialize_with = "num")]
     pub value: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub per_target: Option<f64>,
     pub reduction: Option<String>,
     #[serde(deserialize_with = "num")]
     pub label_smoothing: Option<f64>,

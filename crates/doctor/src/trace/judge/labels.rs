@@ -183,10 +183,15 @@ fn init_loss(p: &Process, out: &mut Vec<Finding>) {
     else {
         return;
     };
-    let (Some(classes), Some(value)) = (c.classes, c.value) else {
+    // The loss per target: a summed loss (transformers' Trainer sums, then divides) is not
+    // chance-sized.
+    let per_target = c
+        .per_target
+        .or(c.value.filter(|_| c.reduction.as_deref() != Some("sum")));
+    let (Some(classes), Some(value)) = (c.classes, per_target) else {
         return;
     };
-    if classes < 2 || c.reduction.as_deref().is_some_and(|r| r != "mean") || !value.is_finite() {
+    if classes < 2 || !value.is_finite() {
         return;
     }
     let chance = (classes as f64).ln();
