@@ -1,9 +1,10 @@
 //! Run the built harness as a child process and read its report back.
 //!
 //! The child gets its own process group, so a timeout kills it and anything it started. Its
-//! stdout goes to our stderr (our stdout may be carrying `--json`); its stderr is read line by
-//! line: progress lines drive a progress bar (only on a terminal), the rest is kept so that a
-//! crash can be shown with the child's last words.
+//! stdout goes to our stderr (our stdout may be carrying `--json`); its stderr is read in
+//! bounded lines, and never waited on past [`child_process::DRAIN_GRACE`] after the child ended
+//! (a process the model started may hold it open): progress lines drive a progress bar (only on
+//! a terminal), the rest is kept so that a crash can be shown with the child's last words.
 
 use mldebug_diagnostics::harness::{
     estimate_from_json, report_from_json, ProgressLine, Request, MODEL_ERROR_PREFIX,
@@ -11,19 +12,21 @@ use mldebug_diagnostics::harness::{
 };
 use mldebug_diagnostics::{Finding, Report, Status};
 use mldebug_memory::measured::ModelEstimate;
-use std::io::{BufRead, BufReader};
 use std::os::fd::AsFd;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::child_process::{self, Outcome};
+use crate::child_process::{self, Outcome, PipeReader, Tail, DRAIN_GRACE};
 use crate::render::progress::{child_bar, child_step};
 use crate::{Error, Result};
 
 /// How many of the child's last stderr lines a crash report keeps: a panic message and its
 /// backtrace head fit.
 pub const CRASH_TAIL_LINES: usize = 20;
+/// The longest stderr line read whole: a progress line (a few hundred bytes) fits; a longer
+/// one is cut here, and shorter again in the tail.
+const MAX_STDERR_LINE: usize = 64 * 1024;
 
 /// How to run the harness.
 pub struct RunPlan<'a> {
@@ -112,12 +115,13 @@ fn run_child(plan: &RunPlan) -> Result<Ran> {
 
     let stderr = child.stderr.take().expect("stderr is piped");
     let bar = plan.progress.then(|| child_bar(plan.request.checks.len()));
-    let bar_for_reader = bar.clone();
-    let reader = std::thread::spawn(move || read_stderr(stderr, bar_for_reader.as_ref()));
+    let state = (Tail::new(CRASH_TAIL_LINES), bar.clone());
+    let reader = PipeReader::spawn(stderr, MAX_STDERR_LINE, false, state, stderr_line);
 
     let outcome = child_process::wait(&mut child, started, plan.timeout + super::TIMEOUT_GRACE)
         .map_err(|e| Error::internal(format!("waiting for the harness: {e}")))?;
-    let tail = reader.join().unwrap_or_default();
+    let (state, _) = reader.finish(Instant::now() + DRAIN_GRACE);
+    let tail = state.map(|(t, _)| t.into_lines()).unwrap_or_default();
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
@@ -177,20 +181,15 @@ pub fn crashed_report(request: &Request, why: &str, tail: &[String]) -> Report {
     }
 }
 
-fn read_stderr(
-    stderr: std::process::ChildStderr,
-    bar: Option<&indicatif::ProgressBar>,
-) -> Vec<String> {
-    let mut tail = child_process::Tail::new(CRASH_TAIL_LINES);
-    for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
-        if let Some(json) = line.strip_prefix(PROGRESS_PREFIX) {
-            if let (Some(bar), Ok(p)) = (bar, serde_json::from_str::<ProgressLine>(json)) {
-                bar.set_position(p.index as u64);
-                child_step(bar, p.check.as_str(), p.step, p.total, p.loss);
-            }
-            continue;
+/// One stderr line: a progress line moves the bar, any other goes to the tail.
+fn stderr_line(state: &mut (Tail, Option<indicatif::ProgressBar>), line: &[u8], _cut: bool) {
+    let line = String::from_utf8_lossy(line);
+    if let Some(json) = line.strip_prefix(PROGRESS_PREFIX) {
+        if let (Some(bar), Ok(p)) = (&state.1, serde_json::from_str::<ProgressLine>(json)) {
+            bar.set_position(p.index as u64);
+            child_step(bar, p.check.as_str(), p.step, p.total, p.loss);
         }
-        tail.push(line);
+        return;
     }
-    tail.into_lines()
+    state.0.push(line.into_owned());
 }
