@@ -275,7 +275,7 @@ fn python_and_lora_without_a_torch_model_are_refused() {
         ]);
         assert_eq!(o.status.code(), Some(2), "{flag:?}: {}", stderr(&o));
         assert!(
-            stderr(&o).contains("--torch FILE.py:NAME"),
+            stderr(&o).contains(&format!("{} does not apply to a zoo model", flag[0])),
             "{}",
             stderr(&o)
         );
