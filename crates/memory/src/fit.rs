@@ -3,8 +3,8 @@
 //!
 //! A setup fits a GPU when what the device must hold (the estimate's `on_device`: peak, the
 //! allocator's slack and the CUDA context) is within the GPU's memory less the headroom kept
-//! free for evaluation and caching (Whitaker's advice in refs/memory.md; default
-//! [`DEFAULT_HEADROOM`]).
+//! free for evaluation and caching (refs/memory.md, "Headroom"; [`DEFAULT_HEADROOM`] is
+//! mldebug's own default, not a published figure).
 
 use crate::architecture::Shape;
 use crate::estimate::{estimate, Estimate};
