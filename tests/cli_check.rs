@@ -132,10 +132,48 @@ fn json_is_the_report_schema() {
     // Measured bytes depend on the machine (see `without_bytes`).
     v["checks"][memory]["metrics"] = serde_json::json!("[measured bytes]");
     v["checks"][memory]["details"] = serde_json::json!("[measured bytes]");
-    v["checks"][memory]["series"] = serde_json::json!("[measured bytes]");
     v["checks"][memory]["summary"] = serde_json::json!("[measured bytes]");
+    // The curves behind the plots stay out of the default report.
+    assert!(checks_of(&v).iter().all(|f| f.get("series").is_none()));
     stable(&mut v);
     insta::assert_json_snapshot!("check_all_mlp_zero_init_json", v);
+}
+
+fn checks_of(v: &serde_json::Value) -> Vec<serde_json::Value> {
+    v["checks"].as_array().cloned().unwrap_or_default()
+}
+
+#[test]
+fn series_come_with_the_flag_in_the_order_of_the_rows() {
+    let out = mldebug(&[
+        "--json",
+        "check",
+        "grad-flow",
+        "--model",
+        "zoo::mlp-zero-init",
+        "--series",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("stdout is JSON");
+    let f = &checks_of(&v)[0];
+    let labels: Vec<String> = f["series"][0]["labels"]
+        .as_array()
+        .expect("the gradient profile")
+        .iter()
+        .map(|l| l.as_str().unwrap().split(' ').next().unwrap().to_string())
+        .collect();
+    let rows: Vec<String> = f["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|d| d.as_str().unwrap().split(" [").next())
+        .filter(|name| labels.iter().any(|l| l == name))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        labels, rows,
+        "the plot and the rows list parameters in one order"
+    );
 }
 
 #[test]

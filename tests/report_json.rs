@@ -148,6 +148,8 @@ fn the_clis_json_is_the_harness_json() {
             "all",
             "--model",
             "zoo::tiny-gpt-mask-times-inf",
+            // The curves too: without it they are left out of the document.
+            "--series",
         ])
         .output()
         .unwrap();

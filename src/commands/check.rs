@@ -43,6 +43,10 @@ pub struct Args {
     /// under each plot's name.
     #[arg(long, value_name = "DIR|FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Keep the curves behind the verdicts (every point the plots draw) in the --json report;
+    /// without it they are left out, so the report stays short enough to read whole.
+    #[arg(long)]
+    pub series: bool,
 }
 
 /// Where and how the checks run; shared by `check` and `demo`.
@@ -154,7 +158,7 @@ impl DeviceSpec {
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
     flags::refuse_inapplicable(&args)?;
-    let report = match (&args.model, &args.torch.torch) {
+    let mut report = match (&args.model, &args.torch.torch) {
         (_, Some(spec)) => run_torch_model(spec, &args, g)?,
         (Some(model), None) => match model.strip_prefix("zoo::") {
             Some(name) => run_zoo_model(name, model, &args)?,
@@ -172,6 +176,9 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
         );
     }
     if g.json() {
+        if !args.series {
+            report.checks.iter_mut().for_each(|f| f.series.clear());
+        }
         // The same JSON as a harness writes (non-finite numbers as "NaN", "inf", "-inf").
         let text = mldebug_diagnostics::harness::report_to_json(&report)
             .map_err(|e| Error::internal(format!("writing the report as JSON: {e}")))?;

@@ -1,6 +1,7 @@
-//! `mldebug skill install`: write the agent skill (SKILL.md, PLAYBOOK.md, refs/, evidence/) where
-//! coding agents look for skills: `.claude/skills/<name>/` (default), `.agents/skills/<name>/`
-//! (`--agents`), under `$HOME` with `--global`, or into `--dir D`.
+//! `mldebug skill install`: write the agent skill (SKILL.md, PLAYBOOK.md, refs/, evidence/, and
+//! the files the skill tells an agent to copy: [`PROTOCOL_FILES`]) where coding agents look for
+//! skills: `.claude/skills/<name>/` (default), `.agents/skills/<name>/` (`--agents`), under
+//! `$HOME` with `--global`, or into `--dir D`.
 //!
 //! A manifest (`.mldebug-skill.json`) records a hash of every file written, so a copy the user
 //! edited is recognised and never overwritten without `--force`; an unmodified older copy is
@@ -23,6 +24,14 @@ use std::path::{Path, PathBuf};
 
 /// The manifest's file name inside the installed skill folder.
 pub const MANIFEST: &str = ".mldebug-skill.json";
+
+/// Files the skill names that are not catalog Markdown: the PyTorch protocol an agent copies to
+/// run `mldebug check --torch` (SKILL.md and refs/torch.md point to it). They come from this
+/// binary, so they always match the driver it embeds, whichever catalog is installed.
+pub const PROTOCOL_FILES: &[(&str, &str)] = &[(
+    "torch/mldebug_model.py",
+    include_str!("../../torch/mldebug_model.py"),
+)];
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -88,6 +97,8 @@ fn install(args: InstallArgs, g: &Context) -> Result<Exit> {
         .files
         .iter()
         .map(|(p, t)| (p.as_str(), t.as_str()))
+        .filter(|(p, _)| !PROTOCOL_FILES.iter().any(|(q, _)| q == p))
+        .chain(PROTOCOL_FILES.iter().copied())
         .collect();
     let out = write_skill(&dir, &fm.name, &files, args.force)?;
     if g.json() {

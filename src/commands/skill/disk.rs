@@ -1,5 +1,6 @@
 //! The skill folder on disk, touched only where it is safe: paths of the skill's own layout
-//! (`SKILL.md`, `PLAYBOOK.md`, `refs/<name>.md`, `evidence/<name>.yaml`, the manifest), looked at
+//! (`SKILL.md`, `PLAYBOOK.md`, `refs/<name>.md`, `evidence/<name>.yaml`, `torch/<name>.py`, the
+//! manifest), looked at
 //! without following a symbolic link, read only when they are regular files, and written through a
 //! temporary file beside them that never outlives the install.
 
@@ -20,8 +21,9 @@ pub enum OnDisk {
 }
 
 /// Why `rel` cannot name a file of the skill's layout; `None` when it can. The layout is
-/// `SKILL.md`, `PLAYBOOK.md`, `refs/<name>.md`, `evidence/<name>.yaml` and the manifest, each
-/// name plain (no `..`, no root, no drive, no empty or control characters).
+/// `SKILL.md`, `PLAYBOOK.md`, `refs/<name>.md`, `evidence/<name>.yaml`, `torch/<name>.py` (the
+/// files the skill tells an agent to copy) and the manifest, each name plain (no `..`, no root,
+/// no drive, no empty or control characters).
 pub fn layout_error(rel: &str, manifest: &str) -> Option<&'static str> {
     if rel.is_empty() {
         return Some("is empty");
@@ -53,10 +55,12 @@ pub fn layout_error(rel: &str, manifest: &str) -> Option<&'static str> {
         .contains(top),
         ["refs", name] => name.ends_with(".md"),
         ["evidence", name] => name.ends_with(".yaml"),
+        ["torch", name] => name.ends_with(".py"),
         _ => false,
     };
-    (!ok)
-        .then_some("is not a file of the skill (SKILL.md, PLAYBOOK.md, refs/*.md, evidence/*.yaml)")
+    (!ok).then_some(
+        "is not a file of the skill (SKILL.md, PLAYBOOK.md, refs/*.md, evidence/*.yaml, torch/*.py)",
+    )
 }
 
 /// What is at `dir/rel`, found without following a symbolic link anywhere below `dir`. `Err`
@@ -196,7 +200,14 @@ mod tests {
 
     #[test]
     fn only_the_layout_is_accepted() {
-        for ok in ["SKILL.md", "PLAYBOOK.md", "refs/a.md", "evidence/b.yaml", M] {
+        for ok in [
+            "SKILL.md",
+            "PLAYBOOK.md",
+            "refs/a.md",
+            "evidence/b.yaml",
+            "torch/mldebug_model.py",
+            M,
+        ] {
             assert_eq!(layout_error(ok, M), None, "{ok}");
         }
         for bad in [
@@ -216,6 +227,9 @@ mod tests {
             "refs/\u{1b}.md",
             "evidence",
             "refs/.",
+            "torch/driver.md",
+            "torch/sub/a.py",
+            "torch",
         ] {
             assert!(layout_error(bad, M).is_some(), "{bad:?} accepted");
         }
@@ -228,6 +242,7 @@ mod tests {
         assert!(is_temp_name("", &temp_name(M), M));
         assert!(is_temp_name("refs", ".a.md.tmp-9", M));
         assert!(is_temp_name("evidence", ".b.yaml.tmp-9", M));
+        assert!(is_temp_name("torch", ".mldebug_model.py.tmp-9", M));
         for (sub, not) in [
             ("", "SKILL.md.tmp-1"),
             ("", ".SKILL.md.tmp-"),
