@@ -125,7 +125,16 @@ fn a_loss_that_becomes_nan_is_a_failed_check_with_a_readable_report() {
     });
     let out = mldebug(
         nan.path(),
-        &["check", "all", "--model", "crate::Net", "--debug", "--json"],
+        // --series: the curve behind the plot, where the NaN must survive.
+        &[
+            "check",
+            "all",
+            "--model",
+            "crate::Net",
+            "--debug",
+            "--json",
+            "--series",
+        ],
     );
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
