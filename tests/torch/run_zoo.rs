@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::sync::Mutex;
 
-/// Seeds each script runs with.
-const SEEDS: [u64; 3] = [0, 1, 2];
+/// Seeds each script runs with: two in the suite (64 entries, a Python start each, on two
+/// cores); more seeds were run by hand (see the closing note of the run issue).
+const SEEDS: [u64; 2] = [0, 1];
 /// Scripts run at once (the machine the suite is sized for has two cores).
 const WORKERS: usize = 2;
 
