@@ -193,3 +193,159 @@ fn a_real_batch_with_every_label_masked_fails_label_mask() {
     assert_eq!(f["status"], "fail", "{f}");
     assert!(f["summary"].as_str().unwrap().contains("is -100"), "{f}");
 }
+
+/// A second model for the crate: an embedding and a head, no LayerNorm, so every parameter gets
+/// a gradient (TinyLm's LayerNorms cut all but `head`'s).
+const TINY_MLP: &str = r#"
+/// An embedding and a head: every parameter learns.
+pub struct TinyMlp {
+    embed: Embedding,
+    head: Linear,
+}
+
+impl TinyMlp {
+    pub fn new(vb: VarBuilder) -> Result<TinyMlp> {
+        Ok(TinyMlp {
+            embed: embedding(VOCAB, DIM, vb.pp("embed"))?,
+            head: linear(DIM, VOCAB, vb.pp("head"))?,
+        })
+    }
+
+    pub fn forward(&self, tokens: &Tensor) -> Result<Tensor> {
+        self.head.forward(&self.embed.forward(tokens)?.gelu()?)
+    }
+}
+"#;
+
+/// `mldebug` started in `dir` as `harness_support::mldebug` runs it, without waiting for it.
+fn spawn_mldebug(dir: &Path, args: &[String]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", e2e_target())
+        .env("RUST_BACKTRACE", "0")
+        .env_remove("RUSTFLAGS")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn two_runs_at_once_on_one_crate_each_report_their_own_model() {
+    let krate = tinylm_copy(|lib| format!("{lib}{TINY_MLP}"));
+    let args = |ty: &str| {
+        [
+            "check",
+            "grad-flow",
+            "--model",
+            &format!("crate::{ty}"),
+            "--forward",
+            &format!("{ty}::forward"),
+            "--input",
+            "tokens:16x32",
+            "--vocab",
+            "48",
+            "--offline",
+            "--json",
+        ]
+        .map(String::from)
+    };
+    // Started together: each rewrites the one harness of this crate.
+    let lm = spawn_mldebug(krate.path(), &args("TinyLm"));
+    let mlp = spawn_mldebug(krate.path(), &args("TinyMlp"));
+    let (lm, mlp) = (
+        lm.wait_with_output().unwrap(),
+        mlp.wait_with_output().unwrap(),
+    );
+
+    let report = |out: &Output| -> serde_json::Value {
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", show(out)))
+    };
+    let (lm_report, mlp_report) = (report(&lm), report(&mlp));
+    assert_eq!(lm_report["model"], "crate::TinyLm", "{}", show(&lm));
+    assert_eq!(mlp_report["model"], "crate::TinyMlp", "{}", show(&mlp));
+    let lm_f = &lm_report["checks"][0];
+    let mlp_f = &mlp_report["checks"][0];
+    assert_eq!(lm.status.code(), Some(1), "{}", show(&lm));
+    assert_eq!(
+        lm_f["status"], "fail",
+        "TinyLm's LayerNorms cut the graph: {lm_f}"
+    );
+    assert!(
+        lm_f["metrics"]["params_without_grad"].as_f64().unwrap() > 0.0,
+        "{lm_f}"
+    );
+    assert_eq!(mlp.status.code(), Some(0), "{}", show(&mlp));
+    assert_eq!(mlp_f["metrics"]["params_without_grad"], 0.0, "{mlp_f}");
+}
+
+#[test]
+fn every_command_a_report_suggests_runs_as_printed() {
+    let krate = tinylm_copy(|lib| lib);
+    // Flags a shell must see quoted (`(`, `&`), and flags without which nothing runs.
+    let model_flags = [
+        "--model",
+        "crate::TinyLm",
+        "--new",
+        "TinyLm::new",
+        "--forward",
+        "TinyLm::forward(&input)",
+        "--input",
+        "tokens:16x32",
+        "--vocab",
+        "48",
+        "--offline",
+    ];
+    let mut args = vec!["check", "all", "--json"];
+    args.extend_from_slice(&model_flags);
+    let out = mldebug(krate.path(), &args);
+    let report: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", show(&out)));
+    let mut suggested: Vec<String> = Vec::new();
+    for f in report["checks"].as_array().unwrap() {
+        suggested.push(f["next"].as_str().unwrap().to_string());
+        for d in f["details"].as_array().unwrap() {
+            let d = d.as_str().unwrap();
+            if let Some(at) = d.find("mldebug check ") {
+                suggested.push(d[at..].trim_end_matches(['`', ')', '.']).to_string());
+            }
+        }
+    }
+    suggested.sort();
+    suggested.dedup();
+    let with_flags = "--model crate::TinyLm --new TinyLm::new --forward 'TinyLm::forward(&input)' \
+                      --input tokens:16x32 --vocab 48 --offline";
+    let checks: Vec<&String> = suggested
+        .iter()
+        .filter(|c| c.starts_with("mldebug check "))
+        .collect();
+    assert!(!checks.is_empty(), "no check suggested: {suggested:#?}");
+    for c in &checks {
+        assert!(c.contains(with_flags), "{c}");
+    }
+    // Run each through a shell, as a person pasting it would.
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_mldebug")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    for command in &suggested {
+        let out = Command::new("sh")
+            .args(["-c", command])
+            .current_dir(krate.path())
+            .env("PATH", &path)
+            .env("CARGO_TARGET_DIR", e2e_target())
+            .env("RUST_BACKTRACE", "0")
+            .env_remove("RUSTFLAGS")
+            .output()
+            .unwrap();
+        let code = out.status.code();
+        assert!(
+            !matches!(code, Some(2) | Some(70) | Some(127) | None),
+            "`{command}` does not run as printed: {}",
+            show(&out)
+        );
+    }
+}

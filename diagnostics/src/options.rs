@@ -22,6 +22,9 @@ pub struct Options {
     pub learning_rate: f64,
     /// How the model is named in the report and in the `next` commands (`--model <label>`).
     pub model_label: String,
+    /// The flags besides `--model` that the `next` commands repeat (`--forward TinyLm::forward`,
+    /// `--input tokens:16x32`, ...), one word each, unquoted; empty for a zoo model.
+    pub model_flags: Vec<String>,
     /// Called by the checks as they go (they never print); `None` = silent.
     pub progress: Option<Progress>,
     /// When the checks must stop. Every check looks at it between steps; once it has passed,
@@ -88,6 +91,7 @@ impl Default for Options {
             steps: DEFAULT_STEPS,
             learning_rate: DEFAULT_LEARNING_RATE,
             model_label: DEFAULT_MODEL_LABEL.to_string(),
+            model_flags: Vec::new(),
             progress: None,
             deadline: None,
         }
@@ -120,15 +124,20 @@ impl Options {
         self.deadline.as_ref().is_some_and(Deadline::passed)
     }
 
-    /// `mldebug check <id> --model <label>`, the usual next command.
+    /// `mldebug check <id> --model <label> [flags]`, the usual next command.
     pub fn check_command(&self, check: CheckId) -> String {
-        check.command(&self.model_label)
+        self.subject().command(check.as_str())
+    }
+
+    /// The model as the next commands name it: its label and its flags.
+    pub fn subject(&self) -> mldebug_report::Subject {
+        mldebug_report::Subject::candle(&self.model_label, &self.model_flags)
     }
 
     /// What the judgement of a check on a model of `task` needs from these options.
     pub fn ctx(&self, task: Task) -> mldebug_judge::Ctx {
         mldebug_judge::Ctx {
-            subject: mldebug_report::Subject::Candle(self.model_label.clone()),
+            subject: self.subject(),
             task,
             steps: self.steps,
             learning_rate: self.learning_rate,

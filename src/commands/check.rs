@@ -233,6 +233,7 @@ fn run_crate_model(model: &str, args: &Args, g: &Context) -> Result<Report> {
         seed: args.run.seed,
         steps: Some(args.run.steps),
         timeout: Duration::from_secs(args.timeout),
+        flags: [args.own.words(), args.build.words()].concat(),
     };
     crate::harness::run_check(&settings, &args.build.settings(), &args.own.settings(), g)
 }
@@ -376,6 +377,28 @@ pub struct BuildArgs {
 }
 
 impl BuildArgs {
+    /// These flags as typed, one word each: the report's suggested commands repeat them, so
+    /// they find and build the same crate.
+    pub(crate) fn words(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        for f in &self.features {
+            w.extend(["--features".to_string(), f.clone()]);
+        }
+        let switches = [
+            (self.release, "--release"),
+            (self.debug, "--debug"),
+            (self.offline, "--offline"),
+        ];
+        w.extend(switches.iter().filter(|s| s.0).map(|s| s.1.to_string()));
+        if let Some(p) = &self.manifest_path {
+            w.extend(["--manifest-path".into(), p.to_string_lossy().into_owned()]);
+        }
+        if let Some(p) = &self.package {
+            w.extend(["--package".to_string(), p.clone()]);
+        }
+        w
+    }
+
     /// The settings the harness builds with.
     pub(crate) fn settings(&self) -> crate::harness::BuildSettings {
         crate::harness::BuildSettings {

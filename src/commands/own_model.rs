@@ -55,6 +55,28 @@ pub struct OwnModelArgs {
 }
 
 impl OwnModelArgs {
+    /// These flags as typed, one word each: the report's suggested commands repeat them, so
+    /// they run as printed.
+    pub fn words(&self) -> Vec<String> {
+        let mut w = Vec::new();
+        let mut push = |flag: &str, value: Option<String>| {
+            if let Some(v) = value {
+                w.push(flag.to_string());
+                w.push(v);
+            }
+        };
+        push("--new", self.new.clone());
+        push("--forward", self.forward.clone());
+        push("--input", self.input.clone());
+        push("--vocab", self.vocab.map(|n| n.to_string()));
+        push("--classes", self.classes.map(|n| n.to_string()));
+        push("--pad", self.pad.map(|n| n.to_string()));
+        let path = |p: &Option<PathBuf>| p.as_ref().map(|p| p.to_string_lossy().into_owned());
+        push("--batch", path(&self.batch));
+        push("--config", path(&self.config));
+        w
+    }
+
     /// The settings these flags give.
     pub fn settings(&self) -> OwnModelSettings {
         OwnModelSettings {
@@ -67,5 +89,45 @@ impl OwnModelArgs {
             batch: self.batch.clone(),
             config: self.config.clone(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        own: OwnModelArgs,
+    }
+
+    #[test]
+    fn every_flag_given_comes_back_as_typed_and_parses_again() {
+        let argv = [
+            "x",
+            "--new",
+            "TinyLm::new(&cfg, vb)",
+            "--forward",
+            "TinyLm::forward(&input, 0)",
+            "--input",
+            "tokens:16x32",
+            "--vocab",
+            "48",
+            "--classes",
+            "3",
+            "--pad",
+            "2",
+            "--config",
+            "my dir/cfg.json",
+        ];
+        let own = Cli::parse_from(argv).own;
+        assert_eq!(own.words(), argv[1..]);
+        let again = Cli::parse_from(std::iter::once("x".to_string()).chain(own.words())).own;
+        assert_eq!(again.settings(), own.settings());
+        let batch = Cli::parse_from(["x", "--batch", "b.safetensors"]).own;
+        assert_eq!(batch.words(), ["--batch", "b.safetensors"]);
+        assert!(OwnModelArgs::default().words().is_empty());
     }
 }

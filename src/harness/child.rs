@@ -4,12 +4,15 @@
 //! stdout goes to our stderr (our stdout may be carrying `--json`); its stderr is read in
 //! bounded lines, and never waited on past [`child_process::DRAIN_GRACE`] after the child ended
 //! (a process the model started may hold it open): progress lines drive a progress bar (only on
-//! a terminal), the rest is kept so that a crash can be shown with the child's last words.
+//! a terminal), the identity line says which model the binary was built for (checked against
+//! this run's, see `identity`), the rest is kept so that a crash can be shown with the child's
+//! last words.
 
 use mldebug_diagnostics::harness::{
     estimate_from_json, report_from_json, ProgressLine, Request, MODEL_ERROR_PREFIX,
     PROGRESS_PREFIX, REFUSAL_EXIT, REFUSAL_PREFIX, REPORT_ENV, REQUEST_ENV,
 };
+use mldebug_diagnostics::report::Subject;
 use mldebug_diagnostics::{Finding, Report, Status};
 use mldebug_memory::measured::ModelEstimate;
 use std::os::fd::AsFd;
@@ -17,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use super::identity::{self, Identity};
 use crate::child_process::{self, Outcome, PipeReader, Tail, DRAIN_GRACE};
 use crate::render::progress::{child_bar, child_step};
 use crate::{Error, Result};
@@ -32,8 +36,11 @@ const MAX_STDERR_LINE: usize = 64 * 1024;
 pub struct RunPlan<'a> {
     pub exe: &'a Path,
     pub request: &'a Request,
-    /// Where the child writes the report (removed first, so a stale one is never read).
+    /// Where the child writes the report: this run's own file (removed first, so a stale one
+    /// is never read, and once read).
     pub report_path: PathBuf,
+    /// What the binary must announce; any other report is refused.
+    pub identity: &'a Identity,
     pub cwd: &'a Path,
     /// `--timeout`: the harness stops its checks at this point itself; it is killed
     /// [`super::TIMEOUT_GRACE`] later if it has not exited.
@@ -115,19 +122,23 @@ fn run_child(plan: &RunPlan) -> Result<Ran> {
 
     let stderr = child.stderr.take().expect("stderr is piped");
     let bar = plan.progress.then(|| child_bar(plan.request.checks.len()));
-    let state = (Tail::new(CRASH_TAIL_LINES), bar.clone());
-    let reader = PipeReader::spawn(stderr, MAX_STDERR_LINE, false, state, stderr_line);
+    let state = Stderr::new(bar.clone());
+    let reader = PipeReader::spawn(stderr, MAX_STDERR_LINE, false, state, Stderr::line);
 
     let outcome = child_process::wait(&mut child, started, plan.timeout + super::TIMEOUT_GRACE)
         .map_err(|e| Error::internal(format!("waiting for the harness: {e}")))?;
     let (state, _) = reader.finish(Instant::now() + DRAIN_GRACE);
-    let tail = state.map(|(t, _)| t.into_lines()).unwrap_or_default();
+    let (tail, announced) =
+        state.map_or_else(Default::default, |s| (s.tail.into_lines(), s.announced));
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
+    let written = std::fs::read_to_string(&plan.report_path);
+    let _ = std::fs::remove_file(&plan.report_path);
+    identity::verify(plan.identity, announced.as_deref(), written.is_ok())?;
 
     if let Outcome::Exited(status) = outcome {
-        if let Ok(text) = std::fs::read_to_string(&plan.report_path) {
+        if let Ok(text) = written {
             return Ok(Ran::Wrote(text));
         }
         if status.code() == Some(REFUSAL_EXIT) {
@@ -157,7 +168,7 @@ pub fn crashed_report(request: &Request, why: &str, tail: &[String]) -> Report {
     };
     let rerun = format!(
         "{} --seed {}",
-        mldebug_diagnostics::report::check_command(&which, &request.model),
+        Subject::candle(&request.model, &request.flags).command(&which),
         request.seed
     );
     Report {
@@ -181,15 +192,40 @@ pub fn crashed_report(request: &Request, why: &str, tail: &[String]) -> Report {
     }
 }
 
-/// One stderr line: a progress line moves the bar, any other goes to the tail.
-fn stderr_line(state: &mut (Tail, Option<indicatif::ProgressBar>), line: &[u8], _cut: bool) {
-    let line = String::from_utf8_lossy(line);
-    if let Some(json) = line.strip_prefix(PROGRESS_PREFIX) {
-        if let (Some(bar), Ok(p)) = (&state.1, serde_json::from_str::<ProgressLine>(json)) {
-            bar.set_position(p.index as u64);
-            child_step(bar, p.check.as_str(), p.step, p.total, p.loss);
+/// What the harness said on stderr besides progress.
+struct Stderr {
+    /// Its last lines.
+    tail: Tail,
+    /// The identity it announced first, if any.
+    announced: Option<String>,
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Stderr {
+    fn new(bar: Option<indicatif::ProgressBar>) -> Stderr {
+        Stderr {
+            tail: Tail::new(CRASH_TAIL_LINES),
+            announced: None,
+            bar,
         }
-        return;
     }
-    state.0.push(line.into_owned());
+
+    /// One line: the identity, a progress line for the bar, or a line for the tail.
+    fn line(&mut self, line: &[u8], _cut: bool) {
+        let line = String::from_utf8_lossy(line);
+        if self.announced.is_none() {
+            if let Some(id) = identity::announced(&line) {
+                self.announced = Some(id.to_string());
+                return;
+            }
+        }
+        if let Some(json) = line.strip_prefix(PROGRESS_PREFIX) {
+            if let (Some(bar), Ok(p)) = (&self.bar, serde_json::from_str::<ProgressLine>(json)) {
+                bar.set_position(p.index as u64);
+                child_step(bar, p.check.as_str(), p.step, p.total, p.loss);
+            }
+            return;
+        }
+        self.tail.push(line.into_owned());
+    }
 }

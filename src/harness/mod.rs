@@ -3,9 +3,13 @@
 //! The pipeline, one module per step:
 //! 1. [`model_path`]: parse `--model` strictly (it is pasted into generated code);
 //! 2. [`locate`]: find the package (`cargo metadata`) whose library holds the model;
-//! 3. [`generate`]: write a one-line harness crate under `<target>/mldebug/harness/`;
+//! 3. [`generate`]: take the harness folder's lock ([`workdir`]) and write a one-line harness
+//!    crate under `<target>/mldebug/harness/`;
 //! 4. [`compile`]: build it into the user's own target dir, and [`classify`] what failed;
-//! 5. [`child`]: run it as a child process with a timeout and read its JSON report back.
+//! 5. [`child`]: run it as a child process with a timeout and read its JSON report back, after
+//!    checking that the binary announced this run's model ([`identity`]).
+//!
+//! The lock is held from step 3 until the report is read: a second run on the same crate waits.
 //!
 //! The result is a [`Report`], rendered by `mldebug check` exactly like a zoo model's.
 
@@ -14,12 +18,14 @@ pub mod child;
 pub mod classify;
 pub mod compile;
 pub mod generate;
+pub mod identity;
 pub mod locate;
 pub mod model_path;
 pub mod own_model;
 pub mod own_settings;
 pub mod profile;
 pub mod source_scan;
+pub mod workdir;
 
 use crate::context::Context;
 use crate::{Error, Result};
@@ -65,6 +71,9 @@ pub struct RunSettings {
     pub steps: Option<usize>,
     /// `--timeout`: the checks stop after this long (the build is not counted).
     pub timeout: Duration,
+    /// The other flags that find, build and feed the model (`--forward ..`, `--features ..`),
+    /// one word each: the report's suggested commands repeat them.
+    pub flags: Vec<String>,
 }
 
 /// Locate the user's crate, generate and build the harness, run it, and return its report.
@@ -75,7 +84,6 @@ pub fn run_check(
     g: &Context,
 ) -> Result<Report> {
     let built = build_harness(&run.model, build, own, g)?;
-    let _lock = &built.lock;
     let request = Request {
         protocol: PROTOCOL,
         model: run.model.clone(),
@@ -85,6 +93,7 @@ pub fn run_check(
         steps: run.steps,
         timeout_s: Some(run.timeout.as_secs()),
         estimate_memory: false,
+        flags: run.flags.clone(),
     };
     let mut report = child::run(&built.plan(&request, run.timeout, g))?;
     if let Some(dir) = built.user.manifest_path.parent() {
@@ -103,7 +112,6 @@ pub fn estimate_memory(
     g: &Context,
 ) -> Result<ModelEstimate> {
     let built = build_harness(model, build, own, g)?;
-    let _lock = &built.lock;
     let request = Request {
         protocol: PROTOCOL,
         model: model.to_string(),
@@ -113,17 +121,17 @@ pub fn estimate_memory(
         steps: None,
         timeout_s: Some(timeout.as_secs()),
         estimate_memory: true,
+        flags: Vec::new(),
     };
     child::run_estimate(&built.plan(&request, timeout, g))
 }
 
-/// A built harness, locked for this run.
+/// A built harness, locked for this run (its lock is released when this is dropped, after
+/// the report is read).
 struct Built {
     exe: PathBuf,
-    dir: PathBuf,
+    harness: generate::Harness,
     user: locate::UserCrate,
-    /// One build and run at a time per harness: two at once would fight over its files.
-    lock: std::fs::File,
 }
 
 impl Built {
@@ -136,7 +144,8 @@ impl Built {
         child::RunPlan {
             exe: &self.exe,
             request,
-            report_path: self.dir.join("report.json"),
+            report_path: workdir::report_path(&self.harness.dir),
+            identity: &self.harness.identity,
             cwd: &self.user.workspace_root,
             timeout,
             progress: g.stderr.terminal && !g.json() && !request.estimate_memory,
@@ -168,7 +177,6 @@ fn build_harness(
         features: &features,
         own: own.as_ref(),
     })?;
-    let lock = lock(&harness.dir)?;
 
     let plan = compile::BuildPlan {
         release: profile::release(build.debug, build.release, &user),
@@ -177,12 +185,7 @@ fn build_harness(
         color: g.stderr.colour,
     };
     let exe = compile::build(&harness, &user, typed, &plan)?;
-    Ok(Built {
-        exe,
-        dir: harness.dir.clone(),
-        user,
-        lock,
-    })
+    Ok(Built { exe, harness, user })
 }
 
 /// How to wrap the model when its crate has no `DebugModel` impl: asked for by a flag, by
@@ -209,19 +212,6 @@ fn split_features(raw: &[String]) -> Vec<String> {
         .filter(|s| !s.is_empty())
         .map(str::to_string)
         .collect()
-}
-
-fn lock(dir: &std::path::Path) -> Result<std::fs::File> {
-    let path = dir.join(".lock");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&path)
-        .map_err(|e| Error::io(path.display(), &e))?;
-    file.lock()
-        .map_err(|e| Error::io(format_args!("{}: cannot lock", path.display()), &e))?;
-    Ok(file)
 }
 
 #[cfg(test)]

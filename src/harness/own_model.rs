@@ -286,11 +286,13 @@ pub fn main_source(own: &OwnModel, pkg: &str, model_type: &str, lib: &str, diag:
          }}\n\
          \n\
          fn main() {{\n    \
+         {announce}();\n    \
          mld::harness::main::<Checked>();\n\
          }}\n\
          \n\
          #[global_allocator]\n\
-         static ALLOC: mld::memory::CountingAllocator = mld::memory::CountingAllocator;\n"
+         static ALLOC: mld::memory::CountingAllocator = mld::memory::CountingAllocator;\n",
+        announce = super::identity::ANNOUNCE_FN,
     )
 }
 

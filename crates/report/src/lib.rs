@@ -29,7 +29,7 @@ pub use envelope::SCHEMA_VERSION;
 /// The one spelling of the command that runs checks on a candle model: `which` is a check id or
 /// `all`.
 pub fn check_command(which: &str, model: &str) -> String {
-    Subject::Candle(model.to_string()).command(which)
+    Subject::candle(model, &[]).command(which)
 }
 
 /// The one spelling of the command that shows a catalog entry, source, check or quote.
@@ -37,18 +37,46 @@ pub fn show_command(id: &str) -> String {
     format!("mldebug show {id}")
 }
 
+/// `word` as a POSIX shell reads it back as one word: unchanged when it holds only characters
+/// no shell splits or expands (`crate::Net`, `tokens:16x32`, `r=16,alpha=32`), else in single
+/// quotes (`'TinyLm::forward(&input, 0)'`, `'crate::Net<f32>'`, `'my dir/cfg.json'`).
+pub fn shell_word(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "_-.,:/=+@%".contains(c);
+    // zsh expands a word that starts with `=` (`=cmd` is the command's path).
+    if !word.is_empty() && !word.starts_with('=') && word.chars().all(plain) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
 /// The model a report is about, as the command line names it: the two ways to run the checks.
+/// Each holds the words after `--model` / `--torch` exactly as a shell must read them (quoted
+/// where needed): the model, then every other flag it needs to be found, built and fed, so that
+/// a suggested command runs as printed. Build them with [`Subject::candle`] and
+/// [`Subject::torch`].
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Subject {
-    /// A candle model: `--model zoo::mlp` or `--model crate::Net`.
+    /// A candle model: `zoo::mlp`, or `crate::TinyLm --forward TinyLm::forward --input
+    /// tokens:16x32 --vocab 48`.
     Candle(String),
-    /// A PyTorch model: `--torch model.py:Net` or `--torch hf:DIR`, with its other flags
-    /// (`--lora ...`) as typed.
+    /// A PyTorch model: `model.py:Net` or `hf:DIR`, with its other flags (`--lora ...`).
     Torch(String),
 }
 
 impl Subject {
-    /// `mldebug check <which> --model <m>` / `mldebug check <which> --torch <t>`.
+    /// A candle model and the flags it is checked with (each flag and each value one word of
+    /// `flags`, unquoted).
+    pub fn candle(model: &str, flags: &[String]) -> Subject {
+        Subject::Candle(words(model, flags))
+    }
+
+    /// A PyTorch model and its other flags, as [`Subject::candle`].
+    pub fn torch(spec: &str, flags: &[String]) -> Subject {
+        Subject::Torch(words(spec, flags))
+    }
+
+    /// `mldebug check <which> --model <m> [flags]` / `mldebug check <which> --torch <t> [flags]`.
     pub fn command(&self, which: &str) -> String {
         match self {
             Subject::Candle(m) => format!("mldebug check {which} --model {m}"),
@@ -56,12 +84,21 @@ impl Subject {
         }
     }
 
-    /// The model as the report names it (`zoo::mlp`, `model.py:Net`).
+    /// The words after `--model` / `--torch` (`zoo::mlp`, `model.py:Net --lora r=8`).
     pub fn label(&self) -> &str {
         match self {
             Subject::Candle(m) | Subject::Torch(m) => m,
         }
     }
+}
+
+/// `first` and `rest`, each quoted for a shell, joined by spaces.
+fn words(first: &str, rest: &[String]) -> String {
+    std::iter::once(first)
+        .chain(rest.iter().map(String::as_str))
+        .map(shell_word)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// What a model's output means, so checks know what to expect of it.
@@ -324,5 +361,53 @@ impl Report {
             .map(|f| f.status)
             .max_by_key(|s| rank(*s))
             .unwrap_or(Status::Pass)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_a_shell_would_split_or_expand_are_quoted() {
+        for plain in [
+            "crate::Net",
+            "zoo::mlp",
+            "tokens:16x32",
+            "--vocab",
+            "r=16,alpha=32",
+        ] {
+            assert_eq!(shell_word(plain), plain);
+        }
+        assert_eq!(
+            shell_word("TinyLm::forward(&input, 0)"),
+            "'TinyLm::forward(&input, 0)'"
+        );
+        assert_eq!(shell_word("crate::Net<f32>"), "'crate::Net<f32>'");
+        assert_eq!(shell_word("it's"), r"'it'\''s'");
+        assert_eq!(shell_word(""), "''");
+        assert_eq!(shell_word("$HOME"), "'$HOME'");
+    }
+
+    #[test]
+    fn a_subject_repeats_its_flags_in_every_command() {
+        let flags: Vec<String> = ["--forward", "TinyLm::forward(&input)", "--vocab", "48"]
+            .map(String::from)
+            .to_vec();
+        let s = Subject::candle("crate::TinyLm", &flags);
+        assert_eq!(
+            s.command("overfit"),
+            "mldebug check overfit --model crate::TinyLm --forward 'TinyLm::forward(&input)' \
+             --vocab 48"
+        );
+        assert_eq!(
+            check_command("all", "zoo::mlp"),
+            "mldebug check all --model zoo::mlp"
+        );
+        let t = Subject::torch("my model.py:Net", &["--lora".into(), "r=8".into()]);
+        assert_eq!(
+            t.command("grad-flow"),
+            "mldebug check grad-flow --torch 'my model.py:Net' --lora r=8"
+        );
     }
 }

@@ -34,6 +34,11 @@ pub const PROGRESS_PREFIX: &str = "mldebug:progress ";
 pub const REFUSAL_PREFIX: &str = "mldebug:refused ";
 /// Exit status of a harness that refused its request (bad device, other protocol, ...).
 pub const REFUSAL_EXIT: i32 = 2;
+/// Prefix of the first line a generated harness prints, before it serves the request: the
+/// hash of its generated sources and the model type it was generated for. The generated `main`
+/// prints it (not this library, so a harness linking an older version announces itself too);
+/// the CLI refuses a report from a harness that announces another model than it generated.
+pub const IDENTITY_PREFIX: &str = "mldebug:harness ";
 
 /// Writes one line of the conversation with the CLI on stderr: `prefix` (one of the `*_PREFIX`
 /// constants) and its text. The CLI parses these lines by prefix and renders what it shows
@@ -67,6 +72,12 @@ pub struct Request {
     /// which the CLI then refuses to read as an estimate.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub estimate_memory: bool,
+    /// The other flags the run was invoked with that the suggested commands must repeat to run
+    /// as printed (`--forward`, `--input`, `--features`, ...), one word each, unquoted
+    /// ([`Options::model_flags`]). Added without a protocol change: an older harness ignores
+    /// it and suggests bare `--model` commands.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<String>,
 }
 
 /// One progress line: where a harness is.
@@ -210,6 +221,7 @@ pub fn options_for(request: &Request) -> Result<Options, String> {
         device: parse_device(&request.device)?,
         seed: request.seed,
         model_label: request.model.clone(),
+        model_flags: request.flags.clone(),
         progress: Some(Progress(Arc::new(progress))),
         ..Options::default()
     };
@@ -306,9 +318,11 @@ mod tests {
             steps: None,
             timeout_s: None,
             estimate_memory: false,
+            flags: vec![],
         };
         let text = serde_json::to_string(&request).unwrap();
         assert!(!text.contains("estimate_memory"), "{text}");
+        assert!(!text.contains("flags"), "{text}");
         assert_eq!(serde_json::from_str::<Request>(&text).unwrap(), request);
         request.estimate_memory = true;
         let text = serde_json::to_string(&request).unwrap();
@@ -330,6 +344,7 @@ mod tests {
             steps,
             timeout_s,
             estimate_memory: false,
+            flags: vec!["--input".into(), "tokens:4x8".into()],
         };
         let e = options_for(&request(Some(usize::MAX), None)).unwrap_err();
         assert!(e.contains("the checks take 1 to 100000 steps"), "{e}");
@@ -338,6 +353,11 @@ mod tests {
         let opts = options_for(&request(Some(7), Some(60))).unwrap();
         assert_eq!(opts.steps, 7);
         assert_eq!(opts.deadline.unwrap().limit().as_secs(), 60);
+        // The next commands repeat the flags the run was invoked with.
+        assert_eq!(
+            opts.check_command(CheckId::GradFlow),
+            "mldebug check grad-flow --model crate::Net --input tokens:4x8"
+        );
         // A request from a CLI that does not send a timeout still reads.
         let old = r#"{"protocol":1,"model":"m","checks":[],"device":"cpu","seed":0,"steps":null}"#;
         assert_eq!(
