@@ -5,6 +5,7 @@
 
 use super::read::Run;
 use crate::catalog::Catalog;
+use mldebug_doctor::history::Series;
 use mldebug_doctor::seeds::{self, RunFindings, SeedDifference};
 use mldebug_doctor::textlog::ReadReport;
 use mldebug_doctor::{diagnose, names::Role, Finding, Options, Severity};
@@ -100,11 +101,7 @@ pub fn build(runs: &[Run], metrics: &[String], catalog: &Catalog) -> Report {
     for run in logs.iter().copied() {
         let d = diagnose(&run.history, &opts);
         for f in &d.findings {
-            match f.severity {
-                Severity::Fail => counts.fail += 1,
-                Severity::Warn => counts.warn += 1,
-                Severity::Info => counts.info += 1,
-            }
+            counts.add(f.severity);
         }
         let series = d
             .judged
@@ -138,10 +135,9 @@ pub fn build(runs: &[Run], metrics: &[String], catalog: &Catalog) -> Report {
         let names: Vec<&str> = traces.iter().map(|r| r.name.as_str()).collect();
         let run =
             super::trace_report::build(&names.join(", "), &names.join(", "), &processes, catalog);
-        let c = super::trace_report::count(&run);
-        counts.fail += c.fail;
-        counts.warn += c.warn;
-        counts.info += c.info;
+        for f in &run.findings {
+            counts.add(f.finding.severity);
+        }
         out.push(run);
     }
     let seed_differences = seeds::differences(
@@ -164,18 +160,35 @@ pub fn build(runs: &[Run], metrics: &[String], catalog: &Catalog) -> Report {
 }
 
 fn summary(run: &Run, metric: &str, role: Role) -> Option<SeriesSummary> {
-    let s = run.history.get(metric)?;
-    let (first, last) = (s.points.first()?, s.points.last()?);
-    Some(SeriesSummary {
-        metric: metric.to_string(),
-        role,
-        points: s.points.len(),
-        first_step: first.0,
-        last_step: last.0,
-        first: first.1,
-        last: last.1,
-        data: s.points.clone(),
-    })
+    SeriesSummary::of(run.history.get(metric)?, role)
+}
+
+impl SeriesSummary {
+    /// A series judged in `role`, summarised; `None` when it has no point.
+    pub fn of(s: &Series, role: Role) -> Option<SeriesSummary> {
+        let (first, last) = (s.points.first()?, s.points.last()?);
+        Some(SeriesSummary {
+            metric: s.name.clone(),
+            role,
+            points: s.points.len(),
+            first_step: first.0,
+            last_step: last.0,
+            first: first.1,
+            last: last.1,
+            data: s.points.clone(),
+        })
+    }
+}
+
+impl Counts {
+    /// Counts one finding of severity `s`.
+    pub fn add(&mut self, s: Severity) {
+        match s {
+            Severity::Fail => self.fail += 1,
+            Severity::Warn => self.warn += 1,
+            Severity::Info => self.info += 1,
+        }
+    }
 }
 
 /// The symptom row with this id (in the symptom table or the log-symptoms table), if the

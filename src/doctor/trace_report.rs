@@ -6,7 +6,6 @@
 use super::report::{link, Counts, LinkedFinding, RunReport, SeriesSummary};
 use crate::catalog::Catalog;
 use mldebug_doctor::trace::{judge, Process};
-use mldebug_doctor::Severity;
 
 /// The report of one run's processes; `source` names where the trace came from.
 pub fn build(name: &str, source: &str, processes: &[Process], catalog: &Catalog) -> RunReport {
@@ -17,19 +16,7 @@ pub fn build(name: &str, source: &str, processes: &[Process], catalog: &Catalog)
         .map(|(_, h)| {
             h.series
                 .iter()
-                .filter_map(|s| {
-                    let (first, last) = (s.points.first()?, s.points.last()?);
-                    Some(SeriesSummary {
-                        metric: s.name.clone(),
-                        role: s.role,
-                        points: s.points.len(),
-                        first_step: first.0,
-                        last_step: last.0,
-                        first: first.1,
-                        last: last.1,
-                        data: s.points.clone(),
-                    })
-                })
+                .filter_map(|s| SeriesSummary::of(s, s.role))
                 .collect()
         })
         .unwrap_or_default();
@@ -54,11 +41,7 @@ pub fn build(name: &str, source: &str, processes: &[Process], catalog: &Catalog)
 pub fn count(run: &RunReport) -> Counts {
     let mut c = Counts::default();
     for f in &run.findings {
-        match f.finding.severity {
-            Severity::Fail => c.fail += 1,
-            Severity::Warn => c.warn += 1,
-            Severity::Info => c.info += 1,
-        }
+        c.add(f.finding.severity);
     }
     c
 }

@@ -85,7 +85,7 @@ pub fn build(args: &Args, processes: &[Process], ended: &Ended, catalog: &Catalo
         },
         processes: processes
             .iter()
-            .filter(|p| !p.steps.is_empty() || !p.models.is_empty() || !p.optimizers.is_empty())
+            .filter(|p| p.is_trainer())
             .map(|p| ProcessSummary {
                 label: p.label(),
                 pid: p.start.pid,

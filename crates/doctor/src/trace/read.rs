@@ -48,6 +48,12 @@ impl Process {
         }
     }
 
+    /// Whether it trained or built a model: launchers, helpers and loader workers write a
+    /// `start` only.
+    pub fn is_trainer(&self) -> bool {
+        !self.steps.is_empty() || !self.models.is_empty() || !self.optimizers.is_empty()
+    }
+
     /// Its rank, 0 for a process outside a launcher.
     pub fn rank(&self) -> u32 {
         self.start.rank.unwrap_or(0)

@@ -40,7 +40,7 @@ pub struct TraceDiagnosis {
 
 /// Judges every process of one run (all ranks of one launch, or traces merged afterwards).
 pub fn judge(processes: &[Process]) -> TraceDiagnosis {
-    let trainers: Vec<&Process> = processes.iter().filter(|p| is_trainer(p)).collect();
+    let trainers: Vec<&Process> = processes.iter().filter(|p| p.is_trainer()).collect();
     let mut per_rank: Vec<Finding> = Vec::new();
     let mut histories = Vec::new();
     for p in &trainers {
@@ -79,11 +79,6 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
         findings,
         histories,
     }
-}
-
-/// A process that trained or built a model: launchers and helpers write a `start` only.
-fn is_trainer(p: &Process) -> bool {
-    !p.steps.is_empty() || !p.models.is_empty() || !p.optimizers.is_empty()
 }
 
 /// One finding per symptom and series: the first rank's, naming every rank that showed it.
