@@ -7,7 +7,8 @@
 //! session escapes the group kill): while the child runs its descendants are looked up every
 //! [`SCAN_EVERY`] ([`tree`]) and those still alive when it ends are killed; the readers are
 //! abandoned after [`DRAIN_GRACE`], with what they had read, instead of waiting for the pipe to
-//! end.
+//! end. `mldebug run`'s launcher follows the same descendants ([`Descendants`]) with its own
+//! stop sequence (SIGINT first, its output passed through).
 
 mod tree;
 
@@ -192,31 +193,70 @@ pub fn own_group(command: &mut Command) -> &mut Command {
 /// among its descendants and still alive) is killed too, so that nothing it started holds its
 /// pipes open.
 pub fn wait(child: &mut Child, started: Instant, limit: Duration) -> std::io::Result<Outcome> {
-    let mut seen = Vec::new();
-    let mut scanned = Instant::now();
+    let mut started_by = Descendants::new();
     loop {
         match child.try_wait()? {
             Some(status) => {
                 kill_group(child.id());
-                tree::kill_alive(&seen);
+                started_by.kill_alive();
                 return Ok(Outcome::Exited(status));
             }
             None if started.elapsed() >= limit => {
-                seen = tree::still_known(seen, tree::descendants(child.id()));
+                started_by.scan(child.id());
                 kill_group(child.id());
                 let _ = child.kill();
                 let _ = child.wait();
-                tree::kill_alive(&seen);
+                started_by.kill_alive();
                 return Ok(Outcome::TimedOut);
             }
             None => {
-                if scanned.elapsed() >= SCAN_EVERY {
-                    seen = tree::still_known(seen, tree::descendants(child.id()));
-                    scanned = Instant::now();
-                }
+                started_by.scan_now_and_then(child.id());
                 std::thread::sleep(POLL);
             }
         }
+    }
+}
+
+/// The processes a child started, followed while it runs: looked up every [`SCAN_EVERY`] so
+/// that a helper which left the child's group (`setsid`) or lost its parent is still known, and
+/// killed (each only while it is the same process) when the child is done.
+#[derive(Debug)]
+pub struct Descendants {
+    seen: Vec<tree::Proc>,
+    scanned: Instant,
+}
+
+impl Descendants {
+    /// Nothing seen yet; the first look comes [`SCAN_EVERY`] from now.
+    pub fn new() -> Descendants {
+        Descendants {
+            seen: Vec::new(),
+            scanned: Instant::now(),
+        }
+    }
+
+    /// Looks below `root` now.
+    pub fn scan(&mut self, root: u32) {
+        self.seen = tree::still_known(std::mem::take(&mut self.seen), tree::descendants(root));
+        self.scanned = Instant::now();
+    }
+
+    /// Looks below `root` when [`SCAN_EVERY`] has passed since the last look.
+    pub fn scan_now_and_then(&mut self, root: u32) {
+        if self.scanned.elapsed() >= SCAN_EVERY {
+            self.scan(root);
+        }
+    }
+
+    /// Kills each process seen that is still alive as the same process.
+    pub fn kill_alive(&self) {
+        tree::kill_alive(&self.seen);
+    }
+}
+
+impl Default for Descendants {
+    fn default() -> Self {
+        Descendants::new()
     }
 }
 
@@ -238,11 +278,11 @@ pub fn describe(status: ExitStatus) -> String {
 
 /// Without process groups, the child alone is killed (by the caller).
 #[cfg(not(unix))]
-fn kill_group(_pid: u32) {}
+pub fn kill_group(_pid: u32) {}
 
 /// Kill the child's whole process group (the child leads it: its pgid is its pid).
 #[cfg(unix)]
-fn kill_group(pid: u32) {
+pub fn kill_group(pid: u32) {
     // std has no killpg; kill(1) with a negative pid signals the group.
     kill(&[format!("-{pid}")]);
 }

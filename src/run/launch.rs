@@ -5,12 +5,10 @@
 //! judge what the traces hold. Processes that outlive the command in its group (loader
 //! workers, a helper it started) are killed when it ends.
 
+use crate::child_process::{self, Descendants};
 use crate::{Error, Result};
 use std::process::{Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
-
-#[cfg(unix)]
-use std::os::unix::process::CommandExt;
 
 /// How often the command is looked at while it runs.
 const POLL: Duration = Duration::from_millis(50);
@@ -56,14 +54,14 @@ pub fn run(
         .stdin(Stdio::inherit())
         .stdout(stdout)
         .stderr(Stdio::inherit());
-    #[cfg(unix)]
-    cmd.process_group(0);
+    child_process::own_group(&mut cmd);
     signals::install();
     let started = Instant::now();
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::usage(format!("cannot start `{}`: {e}", program.display())))?;
     let pid = child.id();
+    let mut started_by = Descendants::new();
     let mut stopping: Option<Instant> = None;
     let (mut timed_out, mut interrupted) = (false, false);
     let status = loop {
@@ -79,18 +77,22 @@ pub fn run(
                 interrupted = true;
             }
             if timed_out || interrupted {
-                signal_group(pid, Signal::Interrupt);
+                started_by.scan(pid);
+                interrupt_group(pid);
                 stopping = Some(Instant::now());
             }
         } else if stopping.is_some_and(|t| t.elapsed() >= GRACE) {
-            signal_group(pid, Signal::Kill);
+            child_process::kill_group(pid);
             let _ = child.kill();
             break child.wait().ok();
         }
+        started_by.scan_now_and_then(pid);
         std::thread::sleep(POLL);
     };
-    // Whatever the command left in its group (loader workers, helpers) ends with it.
-    signal_group(pid, Signal::Kill);
+    // Whatever the command left behind (loader workers, helpers in its group or in a session
+    // of their own) ends with it.
+    child_process::kill_group(pid);
+    started_by.kill_alive();
     signals::restore();
     Ok(Ended {
         status,
@@ -100,26 +102,17 @@ pub fn run(
     })
 }
 
-#[derive(Clone, Copy)]
-enum Signal {
-    Interrupt,
-    Kill,
-}
-
+/// SIGINT to the command's process group: Python raises KeyboardInterrupt where it is.
 #[cfg(unix)]
-fn signal_group(pid: u32, s: Signal) {
-    let sig = match s {
-        Signal::Interrupt => libc::SIGINT,
-        Signal::Kill => libc::SIGKILL,
-    };
+fn interrupt_group(pid: u32) {
     // SAFETY: kill(2) with a negative pid signals a process group; no memory is shared.
     unsafe {
-        libc::kill(-(pid as i32), sig);
+        libc::kill(-(pid as i32), libc::SIGINT);
     }
 }
 
 #[cfg(not(unix))]
-fn signal_group(_pid: u32, _s: Signal) {}
+fn interrupt_group(_pid: u32) {}
 
 /// SIGINT and SIGTERM to mldebug while the command runs: noted, not fatal, so the trace so far
 /// is judged. The handlers are mldebug's only: a child gets the default ones back at exec.

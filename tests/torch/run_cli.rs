@@ -218,9 +218,12 @@ fn the_time_limit_ends_the_whole_program_and_judges_the_steps_so_far() {
         dir.path(),
         "t.py",
         5,
-        "import subprocess, time\nsubprocess.Popen(['sleep', '120'])\ntime.sleep(120)",
+        // A helper in the program's group, and one in a session of its own.
+        "import subprocess, time\nsubprocess.Popen(['sleep', '120'])\n\
+         subprocess.Popen(['sleep', '117'], start_new_session=True)\ntime.sleep(120)",
     );
     let started = Instant::now();
+    // Long enough for torch to import on a loaded machine; the program would sleep 120 s.
     let out = run(
         dir.path(),
         &[
@@ -229,20 +232,36 @@ fn the_time_limit_ends_the_whole_program_and_judges_the_steps_so_far() {
             "--steps",
             "0",
             "--timeout",
-            "10",
+            "30",
             "--",
             &py(),
             &s,
         ],
     );
     assert!(
-        started.elapsed() < Duration::from_secs(60),
+        started.elapsed() < Duration::from_secs(90),
         "{:?}",
         started.elapsed()
     );
     let d = doc(&out);
     assert_eq!(d["outcome"]["how"], "timed_out");
     assert_eq!(d["processes"][0]["steps"], 5);
+    assert!(
+        !sleeping(117),
+        "the helper in its own session outlived the run"
+    );
+}
+
+/// Whether a `sleep SECONDS` process is alive (read from /proc).
+fn sleeping(seconds: u32) -> bool {
+    let want = format!("sleep\0{seconds}\0");
+    std::fs::read_dir("/proc")
+        .map(|d| {
+            d.flatten().any(|e| {
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| c == want.as_bytes())
+            })
+        })
+        .unwrap_or(false)
 }
 
 #[test]
