@@ -106,6 +106,17 @@ fn json_has_the_envelope_components_stages_and_targets() {
     assert_eq!(targets.len(), 2);
     assert_eq!(targets[0]["gpu"], "t4");
     assert!(targets.iter().all(|t| t["fits"] == true));
+    // Each card is held to the total CUDA reports for it, with the report it comes from.
+    for (t, name) in targets.iter().zip(["t4", "h100"]) {
+        let g = mldebug_memory::fit::gpu(name).unwrap();
+        let sold = t["reported"]["sold_gb"].as_f64().unwrap() * 1073741824.0;
+        assert_eq!(t["memory"].as_f64().unwrap(), g.bytes);
+        assert!(g.bytes < sold, "{name}: {} is not below {sold}", g.bytes);
+        assert!(t["reported"]["url"]
+            .as_str()
+            .unwrap()
+            .starts_with("https://"));
+    }
 }
 
 #[test]

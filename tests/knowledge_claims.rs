@@ -542,8 +542,7 @@ fn memory_claims_name_their_sources_and_their_limits() {
         f,
         "Its optimizer state is in the difference only when the peaks are read after an optimizer step",
     );
-    // Spec-sheet sizes are not what CUDA can use, and the 10% headroom is our own default.
-    says(&doc, f, "a T4 sold as 16 GB shows about 15 GiB to CUDA");
+    // The 10% headroom is our own default (the GPU totals have a test of their own).
     says(
         &doc,
         f,
@@ -552,6 +551,62 @@ fn memory_claims_name_their_sources_and_their_limits() {
     assert!(!doc.contains("memory as on the spec sheet (GiB)"));
     // Whitaker's post gives a snapshot with a second-batch spike, and nothing more.
     assert!(!doc.contains("no amount of reasoning"));
+}
+
+/// refs/memory.md's GPU table is `fit::GPUS`: every card with its report, its total as printed
+/// and in GiB as the table shows it; the T4 and A100 40GB beside `nvidia-smi`'s larger totals;
+/// no card read at its sold size; and a card left out is said to be left out.
+#[test]
+fn the_gpu_totals_in_refs_memory_are_the_code_s() {
+    use mldebug_memory::fit::{gpu, GPUS};
+    use mldebug_memory::units::gpu_memory;
+    let doc = flat("refs/memory.md");
+    let f = "refs/memory.md";
+    for g in GPUS {
+        let r = g.reported.unwrap();
+        says(
+            &doc,
+            f,
+            &format!(
+                "| `{}` | {} | {} GB | {} | {} | <{}> |",
+                g.name,
+                r.device,
+                r.sold_gb,
+                r.total,
+                gpu_memory(g.bytes),
+                r.url
+            ),
+        );
+    }
+    let t4 = gpu("t4").unwrap();
+    let a100 = gpu("a100-40").unwrap();
+    says(
+        &doc,
+        f,
+        &format!("a T4 sold with 16 GB gives CUDA {}", gpu_memory(t4.bytes)),
+    );
+    // nvidia-smi's totals (cited): above CUDA's, the A100's its whole sold size in GiB.
+    let (smi_t4, smi_a100) = (15360.0 * 1048576.0, 40960.0 * 1048576.0);
+    assert!(smi_t4 > t4.bytes && smi_a100 > a100.bytes);
+    assert_eq!(smi_a100, 40.0 * 1073741824.0);
+    says(
+        &doc,
+        f,
+        &format!(
+            "15360MiB for a T4 and 40960MiB, the whole 40 GiB, for an A100 40GB \
+             (<https://github.com/modal-labs/modal-client/pull/2797>), where CUDA reports {} and {}",
+            gpu_memory(t4.bytes),
+            gpu_memory(a100.bytes)
+        ),
+    );
+    assert!(gpu("h200").is_err());
+    says(
+        &doc,
+        f,
+        "The H200 is left out: no public report of its CUDA total was found",
+    );
+    assert!(!doc.contains("as its spec sheet gives it, read as GiB"));
+    assert!(!doc.contains("141 GiB"));
 }
 
 #[test]

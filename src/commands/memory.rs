@@ -161,8 +161,8 @@ impl TrainingArgs {
 /// Which GPUs to hold the estimate against.
 #[derive(Debug, Clone, clap::Args)]
 pub struct TargetArgs {
-    /// GPUs by name, comma-separated: t4, l4, a10, 3090, 4090, a100-40, a100-80, h100, h200
-    /// (default: all of them).
+    /// GPUs by name, comma-separated: t4, l4, a10, 4090, 3090, a100-40, h100, a100-80 (default:
+    /// all of them), each held to the total CUDA reports for it, not its sold size.
     #[arg(long, value_name = "NAMES", conflicts_with = "gpu_memory")]
     pub gpu: Option<String>,
     /// A GPU of this size instead (24GB, 80GiB).
@@ -333,6 +333,7 @@ fn gpus(t: &TargetArgs) -> Result<Vec<Gpu>> {
         return Ok(vec![Gpu {
             name: "--gpu-memory",
             bytes,
+            reported: None,
         }]);
     }
     match &t.gpu {

@@ -157,7 +157,7 @@ fn stages(r: &MemoryReport, style: &Style) -> String {
 fn targets(r: &MemoryReport, style: &Style) -> String {
     let mut table = style.table();
     table.set_header([
-        "GPU",
+        "GPU (sold as)",
         "memory",
         "fits",
         "left",
@@ -177,8 +177,12 @@ fn targets(r: &MemoryReport, style: &Style) -> String {
                 n.to_string()
             }
         };
+        let gpu = match &t.reported {
+            Some(r) => format!("{} ({} GB)", t.gpu, r.sold_gb),
+            None => t.gpu.clone(),
+        };
         table.add_row(vec![
-            Cell::new(&t.gpu),
+            Cell::new(gpu),
             Cell::new(gpu_memory(t.memory)),
             style.status_cell(status, word),
             Cell::new(human_bytes(t.left)),
@@ -186,9 +190,15 @@ fn targets(r: &MemoryReport, style: &Style) -> String {
             Cell::new(limit(t.max_seq)),
         ]);
     }
+    let totals = if r.targets.iter().any(|t| t.reported.is_some()) {
+        "memory = the total CUDA reports for the card, less than it is sold with (sources: \
+         refs/memory.md, --json)\n"
+    } else {
+        ""
+    };
     format!(
-        "{}\nfits = needs at most {:.0}% of the GPU ({:.0}% kept free for evaluation and caching); \
-         largest batch at {} tokens, longest context at batch {}",
+        "{}\n{totals}fits = needs at most {:.0}% of the GPU ({:.0}% kept free for evaluation and \
+         caching); largest batch at {} tokens, longest context at batch {}",
         table.trim_fmt(),
         100.0 * (1.0 - r.headroom),
         100.0 * r.headroom,

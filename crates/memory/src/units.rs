@@ -1,6 +1,6 @@
 //! Sizes and counts as people type them (`24GB`, `80GiB`, `7B`, `350M`), parsed strictly, and
-//! a GPU's memory written back as its spec sheet gives it (other sizes and counts are written by
-//! `mldebug_text::number`).
+//! a GPU's memory written back in GiB as PyTorch prints a total capacity (other sizes and counts
+//! are written by `mldebug_text::number`).
 //!
 //! Strict means: a plain decimal number (digits, at most one `.`), then at once a unit from the
 //! fixed list, nothing else — no sign, no exponent, no spaces inside, no `NaN`. Anything else is
@@ -115,15 +115,11 @@ fn bad(text: &str, expected: &str) -> String {
     format!("`{}` is not understood ({expected})", text.escape_debug())
 }
 
-/// A GPU's memory as its spec sheet gives it: `80 GiB`, or in decimal units when it is not a
-/// whole number of GiB (`--gpu-memory 24GB`).
+/// A GPU's memory in GiB to two decimals, the unit and precision of PyTorch's "total capacity":
+/// a T4's CUDA total `14.58 GiB`, `--gpu-memory 24GB` `22.35 GiB`. A total read this way is what
+/// CUDA can hold, so it is never rounded up to the size the card is sold with.
 pub fn gpu_memory(bytes: f64) -> String {
-    let gib = bytes / 1073741824.0;
-    if gib.fract() == 0.0 {
-        format!("{gib:.0} GiB")
-    } else {
-        mldebug_text::number::human_bytes(bytes)
-    }
+    format!("{:.2} GiB", bytes / 1073741824.0)
 }
 
 #[cfg(test)]
@@ -211,8 +207,10 @@ mod tests {
     }
 
     #[test]
-    fn gpu_memory_as_the_spec_sheet_gives_it() {
-        assert_eq!(gpu_memory(80.0 * 1073741824.0), "80 GiB");
-        assert_eq!(gpu_memory(24e9), "24.00 GB");
+    fn gpu_memory_in_gib_as_pytorch_prints_it() {
+        assert_eq!(gpu_memory(15_655_829_504.0), "14.58 GiB");
+        assert_eq!(gpu_memory(79.11 * 1073741824.0), "79.11 GiB");
+        assert_eq!(gpu_memory(80.0 * 1073741824.0), "80.00 GiB");
+        assert_eq!(gpu_memory(24e9), "22.35 GiB");
     }
 }
