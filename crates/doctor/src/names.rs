@@ -157,6 +157,11 @@ pub fn words(name: &str) -> Vec<String> {
         .collect()
 }
 
+/// The series counts bytes: its name says so (`memory_bytes`, `allocated_bytes`).
+pub fn in_bytes(name: &str) -> bool {
+    words(name).iter().any(|w| w == "bytes")
+}
+
 /// The name's words joined by `_` (`train/loss` → `train_loss`).
 pub fn normalised(name: &str) -> String {
     words(name).join("_")

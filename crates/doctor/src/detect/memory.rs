@@ -7,7 +7,7 @@ use super::{Context, MIN_POINTS};
 use crate::finding::{Finding, Severity, Symptom};
 use crate::names::Role;
 use crate::robust::Trend;
-use mldebug_text::number::num;
+use mldebug_text::number::{human_bytes, num};
 
 /// Memory settles during the first steps (caches, optimizer state, allocator pools): growth is
 /// measured from this share of the run on.
@@ -72,16 +72,22 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
         } else {
             Severity::Warn
         };
+        // A series in bytes reads as bytes (`946.1 MB`); one in the log's own unit as it came.
+        let amount = if crate::names::in_bytes(&s.name) {
+            human_bytes
+        } else {
+            num
+        };
         let text = format!(
             "{} grows from {} at step {} to {} at step {} (+{}%, {} per 1,000 steps) and does \
              not level off",
             s.name,
-            num(base),
+            amount(base),
             num(t.steps[onset]),
-            num(end),
+            amount(end),
             num(t.steps[t.len() - 1]),
             num((100.0 * growth).round()),
-            num(per_1k),
+            amount(per_1k),
         );
         out.push(
             Finding::new(Symptom::MemoryGrowth, severity, &s.name, t.steps[onset])

@@ -128,7 +128,7 @@ pub fn history(p: &Process) -> RunHistory {
         push("step_time", s.step, s.step_s);
         if let Some(m) = &s.memory {
             // Allocated memory where the device counts it; the resident set on CPU.
-            push("memory", s.step, m.allocated.or(m.rss));
+            push("memory_bytes", s.step, m.allocated.or(m.rss));
         }
     }
     RunHistory::new(h, BTreeMap::new())

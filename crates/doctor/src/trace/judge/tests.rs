@@ -383,3 +383,34 @@ fn a_small_per_batch_spike_is_information_and_a_large_one_a_warning() {
         assert_eq!(f.details, ["step 20: batch 0000000000000014"]);
     }
 }
+
+#[test]
+fn memory_that_grows_every_step_fails_in_bytes_and_flat_memory_does_not() {
+    let mut r = clean(30);
+    for s in r.iter_mut().filter(|x| x["kind"] == "step") {
+        let step = s["step"].as_f64().unwrap();
+        // 20 MB more every step on CUDA's allocated counter.
+        s["memory"] = json!({"device": "cuda:0", "allocated": 5.0e8 + 2.0e7 * step});
+    }
+    let d = judge(&processes(&r));
+    let f = d
+        .findings
+        .iter()
+        .find(|f| f.symptom == Symptom::MemoryGrowth);
+    let f = f.unwrap_or_else(|| panic!("{:?}", d.findings));
+    assert_eq!(f.severity, Severity::Fail);
+    assert!(
+        f.summary.contains(" MB at step") || f.summary.contains(" GB at step"),
+        "{}",
+        f.summary
+    );
+    assert!(!f.summary.contains("e8"), "{}", f.summary);
+    // The same counter, flat after the first step's optimizer state.
+    let mut r = clean(30);
+    for s in r.iter_mut().filter(|x| x["kind"] == "step") {
+        let step = s["step"].as_u64().unwrap();
+        let bytes = if step == 1 { 5.0e8 } else { 7.0e8 };
+        s["memory"] = json!({"device": "cuda:0", "allocated": bytes});
+    }
+    assert_eq!(symptoms(&r), []);
+}
