@@ -3,7 +3,7 @@
 //! `mldebug run` builds it from the traces it just collected; `mldebug doctor TRACE.jsonl`
 //! from a kept one, so both say the same.
 
-use super::report::{link, Counts, LinkedFinding, RunReport, SeriesSummary};
+use super::report::{link_as, Counts, Framework, LinkedFinding, RunReport, SeriesSummary};
 use crate::catalog::Catalog;
 use mldebug_doctor::trace::{judge, Process};
 
@@ -30,7 +30,7 @@ pub fn build(name: &str, source: &str, processes: &[Process], catalog: &Catalog)
             .findings
             .into_iter()
             .map(|f| LinkedFinding {
-                playbook: link(catalog, f.symptom.id()),
+                playbook: link_as(catalog, f.symptom.id(), Framework::PyTorch),
                 finding: f,
             })
             .collect(),
@@ -44,4 +44,47 @@ pub fn count(run: &RunReport) -> Counts {
         c.add(f.finding.severity);
     }
     c
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::doctor::report::{link_as, Framework};
+
+    /// A finding about a PyTorch program points to PyTorch: no candle hypothesis, no candle
+    /// command, and the checks it suggests are asked of a PyTorch model. Every row with a
+    /// candle model or entry is held to it, not only memory-growth.
+    #[test]
+    fn a_pytorch_finding_links_to_the_row_as_it_applies_to_pytorch() {
+        let catalog = crate::catalog::embedded();
+        let mut rewritten = 0;
+        for row in catalog.symptoms.iter().chain(&catalog.log_symptoms) {
+            let any = link_as(catalog, &row.id, Framework::Any).unwrap();
+            let torch = link_as(catalog, &row.id, Framework::PyTorch).unwrap();
+            for h in &torch.hypotheses {
+                assert!(
+                    !h.to_ascii_lowercase().starts_with("in candle"),
+                    "{}: {h}",
+                    row.id
+                );
+            }
+            for c in &torch.next {
+                assert!(!c.contains("crate::"), "{}: {c}", row.id);
+                assert!(
+                    !c.to_ascii_lowercase().contains("candle"),
+                    "{}: {c}",
+                    row.id
+                );
+            }
+            if any.next.iter().any(|c| c.contains("--model crate::Net")) {
+                assert!(torch
+                    .next
+                    .iter()
+                    .any(|c| c.contains("--torch model.py:Net")));
+                rewritten += 1;
+            }
+        }
+        assert!(rewritten > 5, "{rewritten}");
+        let memory = link_as(catalog, "memory-growth", Framework::PyTorch).unwrap();
+        assert_eq!(memory.next[0], "mldebug check memory --torch model.py:Net");
+    }
 }
