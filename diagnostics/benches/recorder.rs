@@ -4,9 +4,13 @@
 //!
 //! Besides criterion's two timings, it prints the median on/off ratio over steps run in
 //! alternation, which stays honest on a machine whose load changes during the run.
+//!
+//! `MLDEBUG_BENCH_DEVICE=cuda` (a build with `--features cuda`) runs it on the GPU; every step
+//! then ends with a device synchronisation, recorder on or off, so both timings hold the work.
 
 use candle_core::{DType, Device};
 use criterion::{criterion_group, criterion_main, Criterion};
+use mldebug_diagnostics::harness::parse_device;
 use mldebug_diagnostics::init::seeded_var_builder;
 use mldebug_diagnostics::model::DebugModel;
 use mldebug_diagnostics::trace::Recorder;
@@ -18,16 +22,21 @@ use std::time::{Duration, Instant};
 const PAIRS: usize = 300;
 
 struct Fixture {
+    device: Device,
     model: TinyGpt<Clean>,
     batch: mldebug_diagnostics::Batch,
 }
 
 impl Fixture {
     fn new() -> Fixture {
-        let (_params, vb) = seeded_var_builder(0, DType::F32, &Device::Cpu);
+        let name = std::env::var("MLDEBUG_BENCH_DEVICE").unwrap_or_else(|_| "cpu".into());
+        let device = parse_device(&name).expect("MLDEBUG_BENCH_DEVICE");
+        println!("device: {name}");
+        let (_params, vb) = seeded_var_builder(0, DType::F32, &device);
         Fixture {
             model: TinyGpt::<Clean>::build(vb).expect("build"),
-            batch: TinyGpt::<Clean>::batch(&Device::Cpu, 0).expect("batch"),
+            batch: TinyGpt::<Clean>::batch(&device, 0).expect("batch"),
+            device,
         }
     }
 
@@ -37,7 +46,9 @@ impl Fixture {
             .forward(&self.batch.input, true)
             .expect("forward");
         let loss = self.model.loss(&out, &self.batch.targets).expect("loss");
-        loss.backward().expect("backward")
+        let grads = loss.backward().expect("backward");
+        self.device.synchronize().expect("synchronize");
+        grads
     }
 
     fn recorded_step(&self, recorder: &Recorder) {
