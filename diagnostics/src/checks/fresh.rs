@@ -23,18 +23,7 @@ impl<M: DebugModel> Fresh<M> {
     pub fn new(opts: &Options, seed: u64) -> Result<Fresh<M>> {
         let (params, vb) = seeded_var_builder(seed, opts.dtype, &opts.device);
         let model = M::build(vb)?;
-        let batch = M::batch(&opts.device, seed)?;
-        let convert = |t: candle_core::Tensor| -> Result<candle_core::Tensor> {
-            if t.dtype().is_float() && t.dtype() != opts.dtype {
-                t.to_dtype(opts.dtype)
-            } else {
-                Ok(t)
-            }
-        };
-        let batch = Batch {
-            input: convert(batch.input)?,
-            targets: convert(batch.targets)?,
-        };
+        let batch = in_dtype(M::batch(&opts.device, seed)?, opts.dtype)?;
         Ok(Fresh {
             model,
             params,
@@ -76,4 +65,21 @@ impl Drop for RestoreOnDrop<'_> {
             let _ = self.params.restore(&saved);
         }
     }
+}
+
+/// The batch with its float input (and float regression targets) in `dtype`, so a model checked
+/// in half precision gets half-precision data; integer ids and labels stay as they are. Every
+/// check that builds its own batch goes through it.
+pub fn in_dtype(batch: Batch, dtype: candle_core::DType) -> Result<Batch> {
+    let convert = |t: candle_core::Tensor| -> Result<candle_core::Tensor> {
+        if t.dtype().is_float() && t.dtype() != dtype {
+            t.to_dtype(dtype)
+        } else {
+            Ok(t)
+        }
+    };
+    Ok(Batch {
+        input: convert(batch.input)?,
+        targets: convert(batch.targets)?,
+    })
 }

@@ -38,7 +38,7 @@ pub mod memory;
 pub mod nan_trace;
 pub mod overfit;
 
-mod fresh;
+pub(crate) mod fresh;
 pub(crate) mod guard;
 pub(crate) mod optimizer;
 mod read;

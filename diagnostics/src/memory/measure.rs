@@ -14,6 +14,7 @@
 use super::graph::{inventory, GraphInventory};
 use super::{alloc, backward};
 use crate::checks::buffers;
+use crate::checks::fresh::in_dtype;
 use crate::checks::optimizer::CheckOptimizer;
 use crate::init::{seeded_var_builder, ParamStore};
 use crate::model::{Batch, DebugModel, Task};
@@ -107,7 +108,11 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
     let (params, vb) = seeded_var_builder(opts.seed, opts.dtype, &opts.device);
     let model = M::build(vb)?;
     let load = since(alloc::live());
-    let batch = resize(M::batch(&opts.device, opts.seed)?, layout, M::task())?;
+    let batch = resize(
+        in_dtype(M::batch(&opts.device, opts.seed)?, opts.dtype)?,
+        layout,
+        M::task(),
+    )?;
     let data = since(alloc::live()) - load;
     let vars = buffers::split(&model, &params, &batch)?.param_vars();
     let mut optimizer: Option<CheckOptimizer> = None;
@@ -168,7 +173,11 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
 pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<ModelEstimate> {
     let (params, vb) = seeded_var_builder(opts.seed, opts.dtype, &opts.device);
     let model = M::build(vb)?;
-    let batch = resize(M::batch(&opts.device, opts.seed)?, layout, M::task())?;
+    let batch = resize(
+        in_dtype(M::batch(&opts.device, opts.seed)?, opts.dtype)?,
+        layout,
+        M::task(),
+    )?;
     let vars = buffers::split(&model, &params, &batch)?.param_vars();
     let (estimate, _, mut modules) =
         estimate_from_one_step(&model, &params, &vars, &batch, opts.dtype.size_in_bytes())?;
@@ -196,7 +205,11 @@ pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Resu
 fn warm_up<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<()> {
     let (_params, vb) = seeded_var_builder(opts.seed, opts.dtype, &opts.device);
     let model = M::build(vb)?;
-    let batch = resize(M::batch(&opts.device, opts.seed)?, layout, M::task())?;
+    let batch = resize(
+        in_dtype(M::batch(&opts.device, opts.seed)?, opts.dtype)?,
+        layout,
+        M::task(),
+    )?;
     let output = model.forward(&batch.input, true)?;
     model.loss(&output, &batch.targets)?.backward()?;
     Ok(())

@@ -4,7 +4,7 @@
 //! In the zoo: `mlp-batchnorm`, `mlp-batchnorm-no-affine` and `cnn-batchnorm`. The CNN without
 //! the affine part passes every check too, but memorises its batch in 140–161 of the 200 steps
 //! (5 seeds), too close to the limit for a reference model; the tests run it
-//! (`tests/buffers.rs`).
+//! (`tests/it/buffers.rs`).
 //!
 //! Batch norm keeps its running mean and variance in the `VarBuilder` beside the weights; the
 //! training forward overwrites them and the evaluation forward reads them. They are buffers,

@@ -16,11 +16,6 @@ use mldebug_diagnostics::{
 };
 use std::sync::{Arc, Mutex};
 
-// The memory check measures with the counting allocator, as the mldebug binary does.
-#[global_allocator]
-static ALLOC: mldebug_diagnostics::memory::CountingAllocator =
-    mldebug_diagnostics::memory::CountingAllocator;
-
 /// The classifier from the report: linear → BatchNorm(64) → ReLU → linear.
 struct BnNet {
     fc1: Linear,

@@ -6,11 +6,6 @@ use candle_nn::{Linear, VarBuilder};
 use mldebug_diagnostics::rng::SeededRng;
 use mldebug_diagnostics::{run_checks, Batch, CheckId, DebugModel, Options, Report, Status};
 
-// The memory check measures with the counting allocator, as the mldebug binary does.
-#[global_allocator]
-static ALLOC: mldebug_diagnostics::memory::CountingAllocator =
-    mldebug_diagnostics::memory::CountingAllocator;
-
 /// How the test model breaks.
 trait Breakage: 'static {
     fn forward(layer: &Linear, input: &Tensor) -> Result<Tensor>;

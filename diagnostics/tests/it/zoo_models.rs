@@ -9,11 +9,6 @@ use mldebug_diagnostics::report::{CheckId, Status};
 use mldebug_diagnostics::zoo::{self, cnn, mlp, mlp_twins, tiny_gpt, tiny_gpt_twins};
 use mldebug_diagnostics::Options;
 
-// The memory check measures with the counting allocator, as the mldebug binary does.
-#[global_allocator]
-static ALLOC: mldebug_diagnostics::memory::CountingAllocator =
-    mldebug_diagnostics::memory::CountingAllocator;
-
 type Mlp<V> = mlp::Mlp<V>;
 type Cnn<V> = cnn::Cnn<V>;
 type Gpt<V> = tiny_gpt::TinyGpt<V>;
