@@ -4,7 +4,9 @@
 //! - the PyTorch zoo: every `.py` and `.json` file under torch/zoo/ (`mldebug demo --torch`
 //!   writes them out and runs them);
 //! - the run probes: every `.py` file under torch/run/ but its tests (`mldebug run` writes them
-//!   into a private folder on the program's PYTHONPATH).
+//!   into a private folder on the program's PYTHONPATH);
+//! - the torch driver: every `.py` file of the package torch/driver/mldebug_driver/ (`mldebug
+//!   check --torch` sends them to the interpreter on stdin; nothing is written to disk).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -59,6 +61,13 @@ fn main() {
         "torch/run",
         "RUN_PROBES",
         "embedded_run_probes.rs",
+    );
+    embed_tree(
+        &root,
+        &out_dir,
+        "torch/driver/mldebug_driver",
+        "DRIVER_PACKAGE",
+        "embedded_torch_driver.rs",
     );
 }
 

@@ -1,14 +1,21 @@
 //! The house rules of the source tree, kept by a test: every source file outside tests is at
 //! most 600 lines (a longer one holds more than one concept and is to be split) and opens with
 //! module docs that say what it is. Functions over 120 lines are caught by clippy's
-//! `too_many_lines` (threshold in clippy.toml).
+//! `too_many_lines` (threshold in clippy.toml). The Python the binary embeds and runs (the run
+//! probes, torch/run/, and the torch driver, torch/driver/) is held to the same rules, a module
+//! docstring standing for the docs; the example scripts of torch/zoo and torch/run_zoo are the
+//! user's kind of code and are not.
 
 use std::path::{Path, PathBuf};
 
 /// The most lines a source file outside tests may have.
 const MAX_LINES: usize = 600;
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// The folders of embedded Python held to the rules.
+const PYTHON_DIRS: [&str; 2] = ["torch/run", "torch/driver"];
+
+/// Files with extension `ext` under `dir`, test folders (and `tests.rs`) left out.
+fn files_with(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -19,8 +26,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
             if path.file_name().is_some_and(|n| n == "tests") {
                 continue;
             }
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs")
+            files_with(&path, ext, out);
+        } else if path.extension().is_some_and(|e| e == ext)
             && path.file_name().is_some_and(|n| n != "tests.rs")
         {
             out.push(path);
@@ -31,10 +38,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 fn source_files() -> Vec<PathBuf> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    rust_files(&root.join("src"), &mut files);
-    rust_files(&root.join("diagnostics/src"), &mut files);
+    files_with(&root.join("src"), "rs", &mut files);
+    files_with(&root.join("diagnostics/src"), "rs", &mut files);
     for krate in std::fs::read_dir(root.join("crates")).unwrap().flatten() {
-        rust_files(&krate.path().join("src"), &mut files);
+        files_with(&krate.path().join("src"), "rs", &mut files);
     }
     files.sort();
     files
@@ -64,5 +71,38 @@ fn no_source_file_is_over_600_lines_and_every_one_has_module_docs() {
     assert!(
         undocumented.is_empty(),
         "no module docs (`//!` first): {undocumented:#?}"
+    );
+}
+
+#[test]
+fn no_embedded_python_file_is_over_600_lines_and_every_one_opens_with_a_docstring() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in PYTHON_DIRS {
+        files_with(&root.join(dir), "py", &mut files);
+    }
+    files.sort();
+    assert!(files.len() > 20, "found only {} files", files.len());
+    let mut long = Vec::new();
+    let mut undocumented = Vec::new();
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        let lines = text.lines().count();
+        if lines > MAX_LINES {
+            long.push(format!("{} ({lines} lines)", f.display()));
+        }
+        // A module docstring is the first statement: only blank and comment lines before it.
+        let first_code = text
+            .lines()
+            .map(str::trim_start)
+            .find(|l| !l.is_empty() && !l.starts_with('#'));
+        if !first_code.is_some_and(|l| l.starts_with("\"\"\"") || l.starts_with("r\"\"\"")) {
+            undocumented.push(f.display().to_string());
+        }
+    }
+    assert!(long.is_empty(), "over {MAX_LINES} lines: {long:#?}");
+    assert!(
+        undocumented.is_empty(),
+        "no module docstring (`\"\"\"` first): {undocumented:#?}"
     );
 }

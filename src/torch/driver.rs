@@ -1,22 +1,36 @@
 //! Start the user's interpreter with the embedded driver, send the request, read the lines.
 //!
-//! The driver runs as `python -c <driver>` (nothing is written to disk) in its own process
-//! group with the request on stdin. Its stdout carries only JSON lines, each with the run's
+//! The driver runs as `python -c <bootstrap>` in its own process group, nothing written to
+//! disk: stdin carries first one JSON line with the sources of the package
+//! `torch/driver/mldebug_driver/` (embedded at build time; `torch/driver/bootstrap.py` imports
+//! them from memory), then the request. Its stdout carries only JSON lines, each with the run's
 //! nonce; its stderr (the user's prints, warnings, a traceback) is kept as a bounded tail for
 //! error messages. What went wrong at start-up is read from the driver's `fatal` event, never
 //! from its exit code, which the user's code can set too. Neither pipe is waited on past the
 //! time limit: a process the model started can hold them open (`child_process`).
 
 use super::events::{self, CheckEvent, Event, Fatal, FatalKind, Hello, CONTRACT};
-use super::{TorchSettings, DRIVER};
+use super::TorchSettings;
 use crate::child_process::{self, Outcome, PipeReader, Tail, DRAIN_GRACE, TAIL_LINE_BYTES};
 use crate::render::progress::{child_bar, child_step};
 use crate::{Error, Result};
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{ChildStdin, Command, Stdio};
 use std::time::Instant;
+
+include!(concat!(env!("OUT_DIR"), "/embedded_torch_driver.rs"));
+
+/// The program `python -c` runs: it reads the package's sources from stdin's first line and
+/// imports the driver from them.
+const BOOTSTRAP: &str = include_str!("../../torch/driver/bootstrap.py");
+/// The driver's package name: the bootstrap serves it and its submodules from memory.
+const PACKAGE: &str = "mldebug_driver";
+/// How the sources line begins (`{"package":"mldebug_driver",...`): a program that echoes its
+/// stdin (not a Python) prints it back, and the error shows it as one short line.
+const SOURCES_START: &str = "{\"package\":";
 
 /// How many of the driver's last stderr lines an error keeps.
 pub const TAIL_LINES: usize = 20;
@@ -47,6 +61,44 @@ struct Request<'a> {
     steps: usize,
     learning_rate: f64,
     device: &'a str,
+}
+
+/// Stdin's first line: the driver package's sources, `{"package": PACKAGE, "files": {path: text}}`
+/// (paths relative to the package folder, as `torch/driver/bootstrap.py` reads them).
+#[derive(Serialize)]
+struct Sources {
+    package: &'static str,
+    files: BTreeMap<&'static str, &'static str>,
+}
+
+/// The sources line, ending in a newline.
+fn sources_line() -> Result<String> {
+    let sources = Sources {
+        package: PACKAGE,
+        files: DRIVER_PACKAGE.iter().copied().collect(),
+    };
+    let mut line = serde_json::to_string(&sources)
+        .map_err(|e| Error::internal(format!("the driver's sources: {e}")))?;
+    line.push('\n');
+    Ok(line)
+}
+
+/// Writes the sources and the request on a thread of its own: together they are more than a
+/// pipe holds, and a program that never reads its stdin must not keep the run from its time
+/// limit. The thread ends when the child has read everything or its stdin is closed (killed,
+/// exited); it is not waited for.
+fn send_stdin(stdin: Option<ChildStdin>, sources: String, request: String) {
+    let Some(mut stdin) = stdin else {
+        return;
+    };
+    let _ = std::thread::Builder::new()
+        .name("torch-driver-stdin".into())
+        .spawn(move || {
+            // A driver that died at once closes its stdin: the error shows in how it ended.
+            let _ = stdin
+                .write_all(sources.as_bytes())
+                .and_then(|()| stdin.write_all(request.as_bytes()));
+        });
 }
 
 /// The interpreter: `--python`, `$MLDEBUG_PYTHON`, the active virtualenv's, or `python3`.
@@ -104,10 +156,11 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
     };
     let request = serde_json::to_string(&request)
         .map_err(|e| Error::internal(format!("the driver request: {e}")))?;
+    let sources = sources_line()?;
     let mut command = Command::new(&python);
     command
         .arg("-c")
-        .arg(DRIVER)
+        .arg(BOOTSTRAP)
         .env("PYTHONUNBUFFERED", "1")
         .env("PYTHONIOENCODING", "utf-8")
         .stdin(Stdio::piped())
@@ -141,11 +194,7 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
         Tail::new(TAIL_LINES),
         |tail: &mut Tail, line: &[u8], _| tail.push(String::from_utf8_lossy(line).into_owned()),
     );
-    if let Some(mut stdin) = child.stdin.take() {
-        // A driver that died at once closes its stdin: the error shows in how it ended. The
-        // request is small, far under a pipe's buffer, so this write does not wait on the child.
-        let _ = stdin.write_all(request.as_bytes());
-    }
+    send_stdin(child.stdin.take(), sources, request);
     let outcome = child_process::wait(&mut child, started, s.timeout)
         .map_err(|e| Error::internal(format!("waiting for the torch driver: {e}")))?;
     let deadline = Instant::now() + DRAIN_GRACE;
@@ -281,6 +330,56 @@ fn read_stdout_line(out: &mut Stdout, line: &[u8], cut: bool) {
             out.events.push(event);
         }
         Some(Err(e)) => out.stray.push(format!("(unreadable driver line: {e})")),
+        None if line.starts_with(SOURCES_START) => {
+            out.stray
+                .push("(the driver's sources, echoed back)".to_string());
+        }
         None => out.stray.push(line.trim_end().to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_package_is_embedded_with_its_entry_and_without_tests() {
+        let paths: Vec<&str> = DRIVER_PACKAGE.iter().map(|f| f.0).collect();
+        for entry in ["__init__.py", "main.py", "checks/__init__.py"] {
+            assert!(paths.contains(&entry), "{paths:?}");
+        }
+        assert!(paths
+            .iter()
+            .all(|p| p.ends_with(".py") && !p.contains("tests/")));
+    }
+
+    #[test]
+    fn the_sources_line_is_one_json_line_the_bootstrap_reads() {
+        let line = sources_line().unwrap();
+        assert!(line.starts_with(SOURCES_START) && line.ends_with('\n'));
+        assert_eq!(line.matches('\n').count(), 1);
+        let value: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(value["package"], PACKAGE);
+        assert_eq!(
+            value["files"].as_object().map(|f| f.len()),
+            Some(DRIVER_PACKAGE.len())
+        );
+    }
+
+    #[test]
+    fn a_sources_line_echoed_back_is_one_short_stray_line() {
+        let mut out = Stdout {
+            events: Vec::new(),
+            stray: Tail::new(TAIL_LINES),
+            bar: None,
+            nonce: "n".into(),
+        };
+        let line = sources_line().unwrap();
+        read_stdout_line(&mut out, line.trim_end().as_bytes(), false);
+        assert_eq!(
+            out.stray.into_lines(),
+            ["(the driver's sources, echoed back)"]
+        );
+        assert!(out.events.is_empty());
     }
 }

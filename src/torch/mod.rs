@@ -1,7 +1,8 @@
 //! Run the checks on a PyTorch model: `mldebug check all --torch model.py:Net` (or
 //! `--torch hf:DIR [--lora ...]`).
 //!
-//! The binary embeds the driver (`torch/driver.py`) and runs it with the user's own interpreter
+//! The binary embeds the driver (the package `torch/driver/mldebug_driver/` and its bootstrap
+//! `torch/driver/bootstrap.py`) and runs it from memory with the user's own interpreter
 //! (`--python`, else `$MLDEBUG_PYTHON`, else the active virtualenv's, else `python3`): nothing
 //! to install beside the torch the user already has. The driver **measures** and writes JSON
 //! lines (`torch/CONTRACT.md`); this module reads them and hands every measurement to the same
@@ -10,8 +11,8 @@
 //!
 //! - [`target`]: `--torch` and `--lora`, parsed strictly;
 //! - [`events`]: the driver's output lines;
-//! - [`driver`]: starting the interpreter with the driver and reading its lines, under the
-//!   time limit.
+//! - [`driver`]: starting the interpreter with the driver (its sources on stdin ahead of the
+//!   request) and reading its lines, under the time limit.
 
 pub mod driver;
 pub mod events;
@@ -26,9 +27,6 @@ use mldebug_report::{CheckId, Finding, Report, Subject, Task};
 use std::path::PathBuf;
 use std::time::Duration;
 use target::{Lora, Target};
-
-/// The embedded driver, run with `python -c`.
-pub const DRIVER: &str = include_str!("../../torch/driver.py");
 
 /// Everything a torch run needs.
 #[derive(Debug, Clone)]

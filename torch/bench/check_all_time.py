@@ -22,11 +22,11 @@ ROOT = os.path.normpath(os.path.join(HERE, "..", ".."))
 CONFIG = os.path.join(HERE, "gpt2-5m")
 
 
-def timed(cmd, stdin=None):
+def timed(cmd, stdin=None, env=None):
     """(wall seconds, child CPU seconds, completed process)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True)
+    proc = subprocess.run(cmd, input=stdin, capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -37,8 +37,8 @@ def startup(python):
     """The driver's hello line for a request with no checks: start-up alone."""
     request = {"contract": 2, "target": {"kind": "hf", "path": CONFIG}, "lora": None,
                "checks": [], "seed": 0, "steps": 200, "learning_rate": 0.003, "device": "cpu"}
-    wall, cpu, proc = timed([python, os.path.join(ROOT, "torch", "driver.py")],
-                            json.dumps(request))
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "torch", "driver"))
+    wall, cpu, proc = timed([python, "-m", "mldebug_driver"], json.dumps(request), env)
     if proc.returncode != 0:
         sys.exit("driver failed (%d): %s" % (proc.returncode, proc.stderr[-2000:]))
     hello = next(e for e in map(json.loads, proc.stdout.splitlines()) if e["event"] == "hello")

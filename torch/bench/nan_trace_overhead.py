@@ -1,7 +1,7 @@
 """What watching every module for NaN/inf costs per training step, side by side in one run:
 
     plain            the training step alone
-    mldebug          the driver's FrameRecorder (torch/driver.py): forward hooks writing
+    mldebug          the driver's FrameRecorder (mldebug_driver.frames): forward hooks writing
                      abs-min/abs-max/finite counts into device tensors, read back once a step
     DUO              transformers' DebugUnderflowOverflow (forward hooks, host reads per module)
     anomaly          torch.autograd.detect_anomaly()
@@ -13,11 +13,12 @@ reported with its ratio to plain.
 
     python torch/bench/nan_trace_overhead.py [--rounds 15] [--threads 2] [--driver PATH]
 
---driver takes the FrameRecorder from another driver.py (default: torch/driver.py).
+--driver takes the FrameRecorder from another folder holding the package mldebug_driver
+(default: torch/driver).
 """
 
 import argparse
-import importlib.util
+import importlib
 import os
 import statistics
 import sys
@@ -30,11 +31,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CONFIG = os.path.join(HERE, "gpt2-5m")
 
 
-def load_driver(path):
-    spec = importlib.util.spec_from_file_location("mldebug_driver", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def load_frames(folder):
+    """`mldebug_driver.frames` from `folder`."""
+    sys.path.insert(0, os.path.abspath(folder))
+    return importlib.import_module("mldebug_driver.frames")
 
 
 def gpt2(seed):
@@ -48,18 +48,18 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=15)
     ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--driver", default=os.path.join(HERE, "..", "driver.py"))
+    ap.add_argument("--driver", default=os.path.join(HERE, "..", "driver"))
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     from transformers.debug_utils import DebugUnderflowOverflow
 
-    driver = load_driver(args.driver)
+    frames = load_frames(args.driver)
     g = torch.Generator().manual_seed(0)
     models = {name: gpt2(0) for name in ("plain", "mldebug", "DUO", "anomaly")}
     ids = torch.randint(0, models["plain"].config.vocab_size, (8, 128), generator=g)
     params = sum(p.numel() for p in models["plain"].parameters())
     opts = {n: torch.optim.AdamW(m.parameters(), lr=1e-4) for n, m in models.items()}
-    recorder = driver.FrameRecorder(models["mldebug"])
+    recorder = frames.FrameRecorder(models["mldebug"])
     DebugUnderflowOverflow(models["DUO"])
 
     def step(name):

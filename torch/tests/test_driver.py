@@ -1,4 +1,5 @@
-"""The driver's contract (torch/CONTRACT.md), tested by piping requests into `driver.py`.
+"""The driver's contract (torch/CONTRACT.md), tested by piping requests into the driver run as
+the binary runs it (`python -c <bootstrap>`, the package's sources on stdin ahead of the request).
 
 Run from the repository root with the Python that has torch:
 
@@ -12,11 +13,11 @@ import json
 import os
 import random
 import subprocess
-import sys
 import unittest
 
+import driver_process
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-DRIVER = os.path.join(HERE, "..", "driver.py")
 MODELS = os.path.join(HERE, "models.py")
 FIXTURES = os.path.join(HERE, "fixtures")
 ALL = ["init-loss", "class-balance", "label-mask", "grad-flow", "nan-trace", "batch-leak",
@@ -46,8 +47,8 @@ def drive(target, checks=ALL, seed=0, steps=60, **extra):
                "steps": steps, "learning_rate": 0.003, "device": "cpu"}
     request.update(extra)
     proc = subprocess.run(
-        [sys.executable, DRIVER], input=json.dumps(request), capture_output=True,
-        text=True, timeout=600,
+        driver_process.command(), input=driver_process.stdin(json.dumps(request)),
+        capture_output=True, text=True, timeout=600,
     )
     events = [strict_json(line) for line in proc.stdout.splitlines()]
     for e in events:
@@ -68,13 +69,6 @@ def file_target(name, path=MODELS):
 
 def checks_of(events):
     return {e["check"]: e for e in events if e["event"] == "check"}
-
-
-def load_driver():
-    spec = importlib.util.spec_from_file_location("mldebug_driver", DRIVER)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 class TinyMlpContract(unittest.TestCase):
@@ -230,8 +224,8 @@ class Failures(unittest.TestCase):
     def test_without_torch_the_driver_says_it_started_then_no_torch(self):
         request = {"contract": 2, "nonce": NONCE, "target": file_target("TinyMlp")}
         proc = subprocess.run(
-            [sys.executable, "-S", DRIVER], input=json.dumps(request), capture_output=True,
-            text=True, timeout=600,
+            driver_process.command("-S"), input=driver_process.stdin(json.dumps(request)),
+            capture_output=True, text=True, timeout=600,
         )
         events = [strict_json(line) for line in proc.stdout.splitlines()]
         self.assertEqual([e["event"] for e in events], ["started", "fatal"], proc.stderr)
@@ -297,10 +291,10 @@ class Measurements(unittest.TestCase):
 
 class RngRestored(unittest.TestCase):
     def test_every_check_puts_the_rng_back(self):
-        driver = load_driver()
+        subjects, driver = driver_process.module("subjects"), driver_process.module("run")
         import torch
 
-        subject = driver.FileSubject(MODELS, "TinyMlp")
+        subject = subjects.FileSubject(MODELS, "TinyMlp")
         request = {"seed": 5, "steps": 5, "learning_rate": 0.003, "device": "cpu"}
         sink = []
 
@@ -321,7 +315,7 @@ class RngRestored(unittest.TestCase):
 
 class SharedModelRestored(unittest.TestCase):
     def test_a_model_build_hands_out_twice_is_put_back(self):
-        driver = load_driver()
+        driver = driver_process.module("run")
         import torch
 
         class Collect:

@@ -1,7 +1,7 @@
 //! The judgement of every check, one implementation for every framework.
 //!
 //! A check is a **measurement** (framework-specific: candle in `mldebug-diagnostics`, PyTorch in
-//! the driver the binary embeds, `torch/driver.py`) and a **judgement** (this crate): thresholds,
+//! the driver the binary embeds, `torch/driver/`) and a **judgement** (this crate): thresholds,
 //! status, the sentence a person reads, the catalog entry and the next command. Each module holds
 //! one check's measurement struct (serde: the driver writes it as JSON, see `torch/CONTRACT.md`)
 //! and its `judge` function; [`judge_json`] reads a measurement the driver wrote.
