@@ -1,6 +1,6 @@
 //! Fuzz targets: arbitrary bytes fed to the entry points the CLI reads files through, one target
 //! per parser. The `fuzz/` crate (cargo-fuzz, libFuzzer) calls [`run`] from one binary per
-//! target, and `tests/fuzz_corpus_replay.rs` replays each target's corpus (`fuzz/corpus/<target>/`)
+//! target, and `tests/it/fuzz_corpus_replay.rs` replays each target's corpus (`fuzz/corpus/<target>/`)
 //! under `cargo test`.
 //!
 //! The sweep readers take paths, so the bytes are written under the file name the reader expects
@@ -83,7 +83,7 @@ const WANDB_BLOCK: usize = 32 * 1024;
 const WANDB_RECORD_HEADER: usize = 7;
 
 /// Feeds `data` to `target`'s parser; true when it read the input without an error. Seeds
-/// named `valid-*` in a corpus must give true (`tests/fuzz_corpus_replay.rs`), which shows the
+/// named `valid-*` in a corpus must give true (`tests/it/fuzz_corpus_replay.rs`), which shows the
 /// scratch layout and the framing reach the parser.
 ///
 /// # Panics

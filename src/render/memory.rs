@@ -185,14 +185,14 @@ fn targets(r: &MemoryReport, style: &Style) -> String {
             Cell::new(gpu),
             Cell::new(gpu_memory(t.memory)),
             style.status_cell(status, word),
-            Cell::new(human_bytes(t.left)),
+            Cell::new(gpu_memory(t.left)),
             Cell::new(limit(t.max_batch)),
             Cell::new(limit(t.max_seq)),
         ]);
     }
     let totals = if r.targets.iter().any(|t| t.reported.is_some()) {
         "memory = the total CUDA reports for the card, less than it is sold with (sources: \
-         refs/memory.md, --json)\n"
+         refs/memory.md, --json); left = what remains of it; both in GiB (2^30 bytes)\n"
     } else {
         ""
     };

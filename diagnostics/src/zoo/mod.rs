@@ -2,7 +2,7 @@
 //!
 //! Each clean model passes every check; each twin is its clean model with one mistake that real
 //! training code makes, and `fails` lists the checks a correct mldebug must fail on it (other
-//! checks may pass, warn or fail). The zoo is the checks' test bed (`tests/zoo_matrix.rs`) and
+//! checks may pass, warn or fail). The zoo is the checks' test bed (`tests/it/zoo_matrix.rs`) and
 //! a demo: `mldebug check all --model zoo::<name>`.
 //!
 //! Every model uses the traced layers of [`crate::nn`], so nan-trace and grad-flow can name

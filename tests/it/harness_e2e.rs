@@ -1,0 +1,255 @@
+//! End to end: the real `mldebug` binary checks a model in a user's crate (a copy of
+//! `examples/user-crate`), once clean and once with a planted bug, and the same crate's own
+//! `#[test]` runs a check through the library.
+//!
+//! The first run compiles candle into `target/e2e-user-crate` (minutes, once); later runs only
+//! rebuild the small crate and the harness.
+
+use crate::harness_support;
+
+use harness_support::{e2e_target, mldebug, plant, show, user_crate_copy};
+use serde_json::Value;
+
+fn report(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}\n{}", show(out)))
+}
+
+fn findings(report: &Value) -> Vec<(String, String, String)> {
+    report["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["check"].as_str().unwrap().to_string(),
+                f["status"].as_str().unwrap().to_string(),
+                format!("{} {}", f["summary"], f["details"]),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn clean_model_passes_every_check_and_a_detached_layer_fails_grad_flow() {
+    let clean = user_crate_copy(|lib| lib);
+    let out = mldebug(
+        clean.path(),
+        &["check", "all", "--model", "crate::Net", "--debug", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let r = report(&out);
+    assert_eq!(r["model"], "crate::Net");
+    let clean_findings = findings(&r);
+    assert_eq!(
+        clean_findings.len(),
+        mldebug_diagnostics::CheckId::ALL.len(),
+        "{clean_findings:?}"
+    );
+    for (check, status, text) in &clean_findings {
+        assert!(
+            status == "pass" || status == "warn",
+            "{check} on the clean model: {status}: {text}"
+        );
+    }
+
+    // The planted bug: the first layer's output is detached, so fc1 never learns.
+    let buggy = user_crate_copy(|lib| {
+        plant(
+            lib,
+            "let hidden = self.fc1.forward(xs)?.relu()?;",
+            "let hidden = self.fc1.forward(xs)?.relu()?.detach();",
+        )
+    });
+    let out = mldebug(
+        buggy.path(),
+        &[
+            "check",
+            "grad-flow",
+            "--model",
+            "crate::Net",
+            "--debug",
+            "--json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let found = findings(&report(&out));
+    let (check, status, text) = &found[0];
+    assert_eq!(
+        (check.as_str(), status.as_str()),
+        ("grad-flow", "fail"),
+        "{text}"
+    );
+    assert!(
+        text.contains("fc1"),
+        "the finding must name the detached layer: {text}"
+    );
+}
+
+#[test]
+fn the_user_crates_own_test_runs_a_check_through_the_library() {
+    let copy = user_crate_copy(|lib| lib);
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["test"])
+        .current_dir(copy.path())
+        .env("CARGO_TARGET_DIR", e2e_target())
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout)
+            .contains("test tests::net_can_overfit_one_batch ... ok"),
+        "{}",
+        show(&out)
+    );
+}
+
+#[test]
+fn a_loss_that_becomes_nan_is_a_failed_check_with_a_readable_report() {
+    // A log-sum-exp written without subtracting the max, on logits scaled 100x: exp overflows.
+    let nan = user_crate_copy(|lib| {
+        let lib = plant(
+            lib,
+            "        Module::forward(self, input)\n",
+            "        Module::forward(self, &(input * 100.0)?)\n",
+        );
+        plant(
+            lib,
+            "    // `loss` and `task` keep their defaults: mean cross-entropy, classification.\n",
+            "    fn loss(&self, output: &Tensor, targets: &Tensor) -> Result<Tensor> {\n        \
+             let lse = output.exp()?.sum_keepdim(1)?.log()?;\n        \
+             let picked = output.gather(&targets.unsqueeze(1)?, 1)?;\n        \
+             (lse - picked)?.mean_all()\n    }\n",
+        )
+    });
+    let out = mldebug(
+        nan.path(),
+        // --series: the curve behind the plot, where the NaN must survive.
+        &[
+            "check",
+            "all",
+            "--model",
+            "crate::Net",
+            "--debug",
+            "--json",
+            "--series",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let r = mldebug_diagnostics::harness::report_from_json(&text)
+        .unwrap_or_else(|e| panic!("{e}\n{}", show(&out)));
+    assert!(
+        text.contains(&format!(
+            "\"schema_version\": {}",
+            mldebug_report::SCHEMA_VERSION
+        )),
+        "{text}"
+    );
+    let overfit = r.finding(mldebug_diagnostics::CheckId::Overfit).unwrap();
+    assert_eq!(overfit.status.as_str(), "fail", "{}", overfit.summary);
+    assert!(
+        overfit.summary.starts_with("numerics"),
+        "{}",
+        overfit.summary
+    );
+    assert!(
+        overfit.series[0].points.iter().any(|p| !p[1].is_finite()),
+        "the NaN survives: {:?}",
+        overfit.series[0].points
+    );
+    assert!(
+        text.contains("\"NaN\"") || text.contains("\"inf\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn memory_estimates_the_users_model_and_names_its_error() {
+    let clean = user_crate_copy(|lib| lib);
+    let out = mldebug(
+        clean.path(),
+        &["memory", "--model", "crate::Net", "--debug", "--json"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", show(&out));
+    let v = report(&out);
+    assert_eq!(v["command"], "memory");
+    assert_eq!(v["model"], "crate::Net");
+    let e = &v["estimate"];
+    // fc1 20→32 and fc2 32→4, weights and biases, counted from the shapes.
+    let params = 20 * 32 + 32 + 32 * 4 + 4;
+    assert_eq!(e["values"], params, "{e}");
+    assert_eq!(e["trainable"], params, "{e}");
+    assert_eq!(e["value_bytes"], 4, "{e}");
+    let stage = |k: &str| e["estimate"][k].as_f64().unwrap();
+    // Loading holds at least the f32 weights; the forward adds activations, the backward
+    // gradients.
+    assert!(stage("load") >= (params * 4) as f64, "{e}");
+    assert!(stage("load") < stage("forward"), "{e}");
+    assert!(stage("forward") < stage("backward"), "{e}");
+    // At the optimizer step the weights, their gradients and AdamW's two moments are all held.
+    assert!(
+        stage("optimizer_step") >= stage("load") + (3 * params * 4) as f64,
+        "{e}"
+    );
+
+    let broken = user_crate_copy(|lib| {
+        plant(
+            lib,
+            "        Net::new(vb)\n",
+            "        let _ = Net::new(vb)?;\n        candle_core::bail!(\"weights file missing\")\n",
+        )
+    });
+    let out = mldebug(
+        broken.path(),
+        &["memory", "--model", "crate::Net", "--debug"],
+    );
+    assert_eq!(out.status.code(), Some(4), "{}", show(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "crate::Net: estimating its memory: the model returned an error: weights file missing"
+        ),
+        "{err}"
+    );
+}
+
+#[test]
+fn timeout_stops_the_harness_checks_and_keeps_the_verdicts_before_it() {
+    // Logits multiplied by 0: the loss never moves, so overfit would run all its steps.
+    let stuck = user_crate_copy(|lib| {
+        plant(
+            lib,
+            "        Module::forward(self, input)\n",
+            "        Module::forward(self, input)?.affine(0.0, 0.0)\n",
+        )
+    });
+    let args = [
+        "check",
+        "all",
+        "--model",
+        "crate::Net",
+        "--debug",
+        "--json",
+        "--steps",
+        "100000",
+        "--timeout",
+        "2",
+    ];
+    let out = mldebug(stuck.path(), &args);
+    assert_eq!(out.status.code(), Some(4), "{}", show(&out));
+    let r = report(&out);
+    let found = findings(&r);
+    let overfit = found.iter().find(|(c, _, _)| c == "overfit").unwrap();
+    assert_eq!(overfit.1, "error", "{overfit:?}");
+    // Stopped by the harness itself (the report is its own), not killed by the CLI.
+    assert!(
+        overfit
+            .2
+            .starts_with("\"timed out after 2s (--timeout) and was stopped\""),
+        "{overfit:?}"
+    );
+    let init = found.iter().find(|(c, _, _)| c == "init-loss").unwrap();
+    assert_ne!(init.1, "error", "{init:?}");
+}
