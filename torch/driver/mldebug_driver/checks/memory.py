@@ -187,6 +187,59 @@ def check_memory(run):
     }
 
 
+class CudaAllocations:
+    """Each block the CUDA caching allocator hands out, from its own history
+    (torch.cuda.memory._record_memory_history): the largest block handed out in a stretch and
+    given back before the step ends. A block never given back within the step (cuBLAS and
+    cuDNN keep their workspaces for the life of the process, allocated at the first matmul or
+    convolution) is not an intermediate of the forward pass, so it is left out."""
+
+    def __init__(self, device):
+        self.device = device
+        self.index = torch.device(device).index or 0
+        memory = getattr(torch.cuda, "memory", None)
+        self.record = getattr(memory, "_record_memory_history", None)
+        self.snapshot = getattr(memory, "_snapshot", None)
+        self.on = False
+
+    def __enter__(self):
+        if self.record is not None and self.snapshot is not None:
+            try:
+                self.record(enabled="all", context=None, stacks="python", max_entries=1_000_000)
+                self.on = True
+            except (TypeError, RuntimeError):
+                self.on = False
+        return self
+
+    def __exit__(self, *exc):
+        if self.on:
+            self.record(enabled=None)
+        return False
+
+    def events(self):
+        """The allocator's events so far (alloc, free_requested, ...), oldest first."""
+        if not self.on:
+            return []
+        torch.cuda.synchronize(self.device)
+        traces = self.snapshot().get("device_traces", [])
+        return list(traces[self.index]) if self.index < len(traces) else []
+
+    def largest_transient(self, start, forward_end, events):
+        """The largest block allocated between events[start] and events[forward_end] and given
+        back before the end of `events`; 0 when the allocator's history is unavailable (the
+        source then says so)."""
+        if not self.on:
+            return 0.0
+        live, largest = {}, 0.0
+        for i, e in enumerate(events[start:], start):
+            action = e.get("action")
+            if action == "alloc" and i < forward_end:
+                live[e.get("addr")] = float(e.get("size", 0))
+            elif action in ("free_requested", "free_completed") and e.get("addr") in live:
+                largest = max(largest, live.pop(e.get("addr")))
+        return largest
+
+
 def memory_cuda(run):
     """The same stages from the CUDA caching allocator's own counters."""
     cuda = torch.cuda
@@ -211,42 +264,59 @@ def memory_cuda(run):
     data = level() - load
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer, state, steps = None, 0.0, []
-    for _ in range(MEMORY_STEPS):
-        row = {}
-        cuda.reset_peak_memory_stats(device)
-        before = cuda.max_memory_allocated(device)
-        output = call(model, inputs)
-        loss = run.subject.loss(output, targets)
-        row["forward"] = peak()
-        row["forward_end"] = level()
-        # No per-allocation events here: the peak's rise above the level before forward.
-        row["forward_largest"] = float(cuda.max_memory_allocated(device) - before)
-        cuda.reset_peak_memory_stats(device)
-        loss.backward()
-        row["backward"] = peak()
-        del output, loss
-        gc.collect()
-        row["after_backward"] = level()
-        cuda.reset_peak_memory_stats(device)
-        if optimizer is None and params:
-            optimizer = torch.optim.Adam(params, lr=run.learning_rate)
-            before_state = level()
-            optimizer.step()
-            state = level() - before_state
-        elif optimizer is not None:
-            optimizer.step()
-        row["optimizer_step"] = peak()
-        if optimizer is not None:
-            optimizer.zero_grad(set_to_none=True)
-        gc.collect()
-        row["end"] = level()
-        steps.append(row)
+    with CudaAllocations(device) as allocations:
+        for _ in range(MEMORY_STEPS):
+            optimizer, state = cuda_step(run, model, inputs, targets, params, optimizer, state,
+                                         steps, allocations, level, peak)
+    history = ("" if allocations.on else
+               "; largest forward block not measured (no allocator history in this torch)")
     return {
         "source": "torch.cuda allocator: memory_allocated and max_memory_allocated with "
-        "reset_peak_memory_stats around each stage, %s" % device,
+        "reset_peak_memory_stats around each stage, the largest forward block from the "
+        "allocator's history, %s%s" % (device, history),
         "load": load,
         "data": data,
         "optimizer_state": state,
         "steps": steps,
         "modules": module_outputs(model, inputs),
     }
+
+
+def cuda_step(run, model, inputs, targets, params, optimizer, state, steps, allocations,
+              level, peak):
+    """One measured training step on CUDA; appends its row to `steps`."""
+    cuda = torch.cuda
+    device = run.device
+    row = {}
+    start = len(allocations.events())
+    cuda.reset_peak_memory_stats(device)
+    output = call(model, inputs)
+    loss = run.subject.loss(output, targets)
+    row["forward"] = peak()
+    row["forward_end"] = level()
+    forward_end = len(allocations.events())
+    cuda.reset_peak_memory_stats(device)
+    loss.backward()
+    row["backward"] = peak()
+    del output, loss
+    gc.collect()
+    row["after_backward"] = level()
+    cuda.reset_peak_memory_stats(device)
+    if optimizer is None and params:
+        optimizer = torch.optim.Adam(params, lr=run.learning_rate)
+        before_state = level()
+        optimizer.step()
+        state = level() - before_state
+    elif optimizer is not None:
+        optimizer.step()
+    row["optimizer_step"] = peak()
+    if optimizer is not None:
+        optimizer.zero_grad(set_to_none=True)
+    gc.collect()
+    row["end"] = level()
+    # The largest block of the forward pass that the step gave back: an intermediate, not
+    # a library workspace kept for the process.
+    row["forward_largest"] = allocations.largest_transient(
+        start, forward_end, allocations.events())
+    steps.append(row)
+    return optimizer, state
