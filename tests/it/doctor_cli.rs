@@ -2,9 +2,7 @@
 //! and PLAYBOOK links, exit codes (`--fail-on`), the SVG plot, bad input (exit 2, file and
 //! place named), and `--watch` on a log that is still being written.
 
-#[path = "../../crates/sweep/tests/integration/support.rs"]
-#[allow(dead_code)]
-mod format_writers;
+use crate::format_writers;
 
 use mldebug_doctor::Symptom;
 use std::io::Write;

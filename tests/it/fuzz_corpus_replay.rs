@@ -8,9 +8,7 @@
 //! added by hand, minimised, next to them.
 
 /// The sweep crate's writers of event files and W&B logs, for the seeds.
-#[allow(dead_code)]
-#[path = "../../crates/sweep/tests/integration/support.rs"]
-mod format_writers;
+use crate::format_writers;
 
 use format_writers::{
     event_file, file_version_event, scalar_event, wandb_history_record, wandb_log,

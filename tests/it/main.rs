@@ -7,6 +7,10 @@
 //! The memory check measures with the counting allocator, as the mldebug binary does; it counts
 //! per thread, so tests beside one another do not disturb it.
 
+/// The sweep crate's writers of event files and W&B logs (doctor, fuzz seeds, readers).
+#[allow(dead_code)]
+#[path = "../../crates/sweep/tests/integration/support.rs"]
+mod format_writers;
 mod harness_support;
 mod sweep_support;
 
@@ -41,6 +45,7 @@ mod own_model_e2e;
 mod plot_ranges;
 mod report_json;
 mod skill_routes;
+mod source_layout;
 mod sweep_compare_cli;
 mod sweep_compare_snapshots;
 mod sweep_readers_cli;

@@ -2,9 +2,7 @@
 //! names the file and the place. Also one real comparison over mixed formats, to show the
 //! readers feed the command end to end.
 
-#[allow(dead_code)]
-#[path = "../../crates/sweep/tests/integration/support.rs"]
-mod sweep_readers_support;
+use crate::format_writers as sweep_readers_support;
 
 use std::path::Path;
 use std::process::Command;

@@ -1,12 +1,20 @@
 //! The Python tests of the driver and the zoo (`torch/tests`: the contract piped through the
 //! driver, every twin's bug present and absent from its clean model) and of the run probes
 //! (`torch/run/tests`: the bootstrap, each probe's numbers, two torchrun ranks), run with the
-//! test Python so a change to either is checked by the same `cargo test`. The run zoo's own
-//! script test (`torch/run_zoo/test_zoo_scripts.py`) is not repeated here: `run_zoo` runs every
-//! script of it under `mldebug run`.
+//! test Python so a change to either is checked by the same `cargo test`. Each test module runs
+//! in its own interpreter, two at a time (most of their time is spent starting Pythons that
+//! import torch). They test Python alone, so a module that passed is not run again until a
+//! file under `torch/` or the interpreter changes ([`cache`]). The run zoo's own script test
+//! (`torch/run_zoo/test_zoo_scripts.py`) is not repeated here: `run_zoo` runs every script of
+//! it under `mldebug run`.
 
+use super::cache;
 use super::support::{python, repo};
 use std::process::Command;
+use std::sync::Mutex;
+
+/// Modules run at once.
+const WORKERS: usize = 2;
 
 #[test]
 fn the_python_tests_of_the_driver_and_the_zoo_pass() {
@@ -18,18 +26,67 @@ fn the_python_tests_of_the_run_probes_pass() {
     unittest("torch/run/tests");
 }
 
+/// Runs every `test_*.py` module of `dir`, each in its own interpreter; fails with the tail of
+/// each failing module's output.
 fn unittest(dir: &str) {
+    let mut modules: Vec<String> = std::fs::read_dir(repo().join(dir))
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .flatten()
+        .filter_map(|e| e.file_name().into_string().ok())
+        .filter(|n| n.starts_with("test_") && n.ends_with(".py"))
+        .map(|n| n.trim_end_matches(".py").to_string())
+        .collect();
+    modules.sort();
+    assert!(!modules.is_empty(), "{dir} holds no test module");
+    let inputs = cache::inputs_hash(&["torch"]);
+    let queue = Mutex::new(modules);
+    let failures = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..WORKERS {
+            s.spawn(|| loop {
+                let Some(module) = queue.lock().unwrap().pop() else {
+                    break;
+                };
+                let passed = cache::dir("python").join(format!(
+                    "{}-{module}-{inputs:016x}.pass",
+                    dir.replace('/', "-")
+                ));
+                if cache::enabled() && passed.is_file() {
+                    println!("{dir}/{module}.py: passed before with these files, not rerun");
+                    continue;
+                }
+                match run_module(dir, &module) {
+                    Ok(()) => {
+                        let scratch = passed.with_extension("tmp");
+                        if std::fs::create_dir_all(passed.parent().unwrap()).is_ok()
+                            && std::fs::write(&scratch, b"passed\n").is_ok()
+                        {
+                            let _ = std::fs::rename(&scratch, &passed);
+                        }
+                    }
+                    Err(e) => failures.lock().unwrap().push(e),
+                }
+            });
+        }
+    });
+    let failures = failures.into_inner().unwrap();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+fn run_module(dir: &str, module: &str) -> Result<(), String> {
     let out = Command::new(python())
-        .args(["-m", "unittest", "discover", "-s", dir, "-t", dir])
-        .current_dir(repo())
+        .args(["-m", "unittest", module])
+        .current_dir(repo().join(dir))
         .env("OMP_NUM_THREADS", "1")
         .output()
         .expect("run python");
+    if out.status.success() {
+        return Ok(());
+    }
     let stderr = String::from_utf8_lossy(&out.stderr);
     let tail: Vec<&str> = stderr.lines().rev().take(60).collect();
-    assert!(
-        out.status.success(),
-        "python -m unittest in {dir} failed:\n{}",
+    Err(format!(
+        "python -m unittest {module} in {dir} failed:\n{}",
         tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-    );
+    ))
 }

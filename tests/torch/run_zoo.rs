@@ -3,13 +3,27 @@
 //! with the finding meant for it on every seed; a clean one (a fixed twin, or a clean script of
 //! another shape) must have no finding of severity fail on any seed.
 
+use super::cache;
 use super::support::{python, repo};
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+/// What a watched script's trace depends on besides its command and seed: the scripts, the
+/// probes and the launcher (see [`cache`]).
+const MEASURED_BY: &[&str] = &[
+    "torch/run_zoo",
+    "torch/run",
+    "src/run",
+    "src/commands/run.rs",
+    "src/child_process.rs",
+    "src/child_process",
+];
+
 /// Seeds each script runs with: two in the suite (64 entries, a Python start each, on two
-/// cores); more seeds were run by hand (see the closing note of the run issue).
+/// cores; a rerun reuses the traces nothing changed, see [`cache`]); more seeds were run by
+/// hand (see the closing note of the run issue).
 const SEEDS: [u64; 2] = [0, 1];
 /// Scripts run at once (the machine the suite is sized for has two cores).
 const WORKERS: usize = 2;
@@ -69,8 +83,26 @@ fn resolve(word: &str) -> String {
     }
 }
 
-/// (symptom, severity) of every finding, and the document.
-fn watch(job: &Job) -> (Vec<(String, String)>, String) {
+/// Where this job's trace is kept: named by the job and a hash of everything it depends on.
+fn kept_trace(job: &Job, inputs: u64) -> PathBuf {
+    let key = format!("{inputs:016x} {} {} {:?}", job.steps, job.seed, job.command);
+    cache::dir("run-zoo").join(format!(
+        "{}-seed{}-{:016x}.jsonl",
+        job.name,
+        job.seed,
+        mldebug_text::hash::fnv1a(key.as_bytes())
+    ))
+}
+
+/// (symptom, severity) of every finding, and the document: the job watched by `mldebug run`,
+/// or its kept trace judged again by `mldebug doctor` when nothing it depends on changed.
+fn watch(job: &Job, inputs: u64) -> (Vec<(String, String)>, String) {
+    let kept = kept_trace(job, inputs);
+    if cache::enabled() && kept.is_file() {
+        return judge_again(job, &kept);
+    }
+    let scratch = tempfile::tempdir().expect("a temporary folder");
+    let trace = scratch.path().join("trace.jsonl");
     let mut args = vec![
         "--json".to_string(),
         "run".into(),
@@ -78,6 +110,8 @@ fn watch(job: &Job) -> (Vec<(String, String)>, String) {
         job.steps.to_string(),
         "--timeout".into(),
         "300".into(),
+        "--trace".into(),
+        trace.display().to_string(),
         "--".into(),
     ];
     args.extend(job.command.iter().map(|w| resolve(w)));
@@ -88,6 +122,34 @@ fn watch(job: &Job) -> (Vec<(String, String)>, String) {
         .current_dir(repo().join("torch/run_zoo"))
         .output()
         .expect("run mldebug");
+    let (findings, stdout, doc) = findings_of(job, &out, |d| d);
+    // Only a run judged to the end is kept (exit 0 or 1; stopped at the step limit, or ended
+    // on its own): never one cut by the time limit or an error.
+    let how = &doc["outcome"]["how"];
+    if matches!(out.status.code(), Some(0 | 1)) && (how == "stopped" || how == "exited") {
+        cache::keep(&trace, &kept);
+    }
+    (findings, stdout)
+}
+
+/// The kept trace judged by the binary under test.
+fn judge_again(job: &Job, kept: &Path) -> (Vec<(String, String)>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(["--json", "doctor"])
+        .arg(kept)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run mldebug doctor");
+    let (findings, stdout, _) = findings_of(job, &out, |d| &d["runs"][0]);
+    (findings, stdout)
+}
+
+/// The findings of the report `report` picks from the document on stdout.
+fn findings_of(
+    job: &Job,
+    out: &std::process::Output,
+    report: impl Fn(&serde_json::Value) -> &serde_json::Value,
+) -> (Vec<(String, String)>, String, serde_json::Value) {
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
         panic!(
@@ -98,7 +160,7 @@ fn watch(job: &Job) -> (Vec<(String, String)>, String) {
             String::from_utf8_lossy(&out.stderr)
         )
     });
-    let findings = doc["findings"]
+    let findings = report(&doc)["findings"]
         .as_array()
         .map(|fs| {
             fs.iter()
@@ -111,11 +173,12 @@ fn watch(job: &Job) -> (Vec<(String, String)>, String) {
                 .collect()
         })
         .unwrap_or_default();
-    (findings, stdout)
+    (findings, stdout, doc)
 }
 
 #[test]
 fn every_bug_is_caught_and_no_clean_script_fails() {
+    let inputs = cache::inputs_hash(MEASURED_BY);
     let queue = Mutex::new(jobs());
     let problems = Mutex::new(Vec::<String>::new());
     let caught = Mutex::new(BTreeMap::<String, (usize, usize)>::new());
@@ -125,7 +188,7 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
                 let Some(job) = queue.lock().unwrap().pop() else {
                     break;
                 };
-                let (found, doc) = watch(&job);
+                let (found, doc) = watch(&job, inputs);
                 let mut c = caught.lock().unwrap();
                 let entry = c.entry(job.name.clone()).or_default();
                 entry.1 += 1;

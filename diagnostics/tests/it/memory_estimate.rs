@@ -4,7 +4,7 @@
 //! the table (`--nocapture`); asserts ±15% on every stage of every model.
 //!
 //! refs/memory.md prints the ratios as one machine measured them, between generated markers;
-//! `MLDEBUG_UPDATE_DOCS=1 cargo test -p mldebug-diagnostics --test memory_estimate` rewrites
+//! `MLDEBUG_UPDATE_DOCS=1 cargo test -p mldebug-diagnostics --test it memory_estimate::` rewrites
 //! them from this machine. A measurement differs a little between machines (allocator,
 //! thread count), so the document is held to bounds, never to its digits: it has a row for
 //! every model measured here and no other, each of its ratios is within ±15% of 1, and within
