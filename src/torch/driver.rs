@@ -10,6 +10,7 @@
 //! time limit: a process the model started can hold them open (`child_process`).
 
 use super::events::{self, CheckEvent, Event, Fatal, FatalKind, Hello, CONTRACT};
+use super::replay;
 use super::TorchSettings;
 use crate::child_process::{self, Outcome, PipeReader, Tail, DRAIN_GRACE, TAIL_LINE_BYTES};
 use crate::render::progress::{child_bar, child_step};
@@ -137,26 +138,34 @@ struct Stdout {
     stray: Tail,
     bar: Option<indicatif::ProgressBar>,
     nonce: String,
+    /// Every line as read, when the run is to be kept ([`replay`]).
+    lines: Option<Vec<String>>,
 }
 
 /// Runs the driver to the end (or the time limit) and collects its events.
 pub fn run(s: &TorchSettings) -> Result<Run> {
     let python = interpreter(s.python.as_ref());
     let nonce = nonce();
-    let request = Request {
-        contract: CONTRACT,
-        nonce: &nonce,
-        target: &s.target,
-        lora: s.lora.as_ref(),
-        checks: s.checks.iter().map(|c| c.as_str()).collect(),
-        seed: s.seed,
-        steps: s.steps,
-        learning_rate: s.learning_rate,
-        device: &s.device,
+    let request = |nonce: &str| {
+        serde_json::to_string(&Request {
+            contract: CONTRACT,
+            nonce,
+            target: &s.target,
+            lora: s.lora.as_ref(),
+            checks: s.checks.iter().map(|c| c.as_str()).collect(),
+            seed: s.seed,
+            steps: s.steps,
+            learning_rate: s.learning_rate,
+            device: &s.device,
+        })
+        .map_err(|e| Error::internal(format!("the driver request: {e}")))
     };
-    let request = serde_json::to_string(&request)
-        .map_err(|e| Error::internal(format!("the driver request: {e}")))?;
     let sources = sources_line()?;
+    let kept = replay::kept(&sources, &request("")?, &python, &s.target);
+    if let Some(lines) = kept.as_deref().and_then(|k| replay::read(k, &nonce)) {
+        return replayed(&lines, nonce, &python, s);
+    }
+    let request = request(&nonce)?;
     let mut command = Command::new(&python);
     command
         .arg("-c")
@@ -184,7 +193,8 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
         events: Vec::new(),
         stray: Tail::new(TAIL_LINES),
         bar: progress.clone(),
-        nonce,
+        nonce: nonce.clone(),
+        lines: kept.is_some().then(Vec::new),
     };
     let out_reader = PipeReader::spawn(stdout, MAX_LINE, false, state, read_stdout_line);
     let err_reader = PipeReader::spawn(
@@ -200,7 +210,15 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
     let deadline = Instant::now() + DRAIN_GRACE;
     let (out, _) = out_reader.finish(deadline);
     let (err, _) = err_reader.finish(deadline);
-    let (events, stray) = out.map_or_else(Default::default, |o| (o.events, o.stray.into_lines()));
+    let (events, stray, lines) = out.map_or_else(Default::default, |o| {
+        (o.events, o.stray.into_lines(), o.lines)
+    });
+    let ended_well = matches!(outcome, Outcome::Exited(st) if st.success())
+        && events.iter().any(|e| matches!(e, Event::Done))
+        && !events.iter().any(|e| matches!(e, Event::Fatal(_)));
+    if let (Some(path), Some(lines), true) = (&kept, &lines, ended_well) {
+        replay::keep(path, &nonce, lines);
+    }
     let mut tail = err.map(Tail::into_lines).unwrap_or_default();
     tail.extend(stray);
     let excess = tail.len().saturating_sub(TAIL_LINES);
@@ -209,6 +227,22 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
         bar.finish_and_clear();
     }
     collect(events, outcome, &python, s, tail)
+}
+
+/// A kept run's lines read as the driver's ([`replay`]).
+fn replayed(lines: &[String], nonce: String, python: &Path, s: &TorchSettings) -> Result<Run> {
+    let mut out = Stdout {
+        events: Vec::new(),
+        stray: Tail::new(TAIL_LINES),
+        bar: None,
+        nonce,
+        lines: None,
+    };
+    for line in lines {
+        read_stdout_line(&mut out, line.as_bytes(), false);
+    }
+    let ended = Outcome::Exited(std::os::unix::process::ExitStatusExt::from_raw(0));
+    collect(out.events, ended, python, s, out.stray.into_lines())
 }
 
 fn collect(
@@ -319,6 +353,9 @@ fn read_stdout_line(out: &mut Stdout, line: &[u8], cut: bool) {
         ));
         return;
     }
+    if let Some(lines) = &mut out.lines {
+        lines.push(line.to_string());
+    }
     match events::parse(&line, &out.nonce) {
         Some(Ok(event)) => {
             if let (Some(bar), Event::Progress(p)) = (&out.bar, &event) {
@@ -373,6 +410,7 @@ mod tests {
             stray: Tail::new(TAIL_LINES),
             bar: None,
             nonce: "n".into(),
+            lines: None,
         };
         let line = sources_line().unwrap();
         read_stdout_line(&mut out, line.trim_end().as_bytes(), false);

@@ -16,6 +16,7 @@
 
 pub mod driver;
 pub mod events;
+pub mod replay;
 pub mod target;
 pub mod zoo;
 

@@ -1,6 +1,9 @@
 //! The PyTorch zoo matrix (`torch/zoo/zoo.json`): over 5 seeds, a clean model fails no check
-//! (and errors in none), and a twin fails each check it breaks in at least 4 of the 5.
+//! (and errors in none), and a twin fails each check it breaks in at least 4 of the 5. A rerun
+//! reads the driver's kept measurements while the driver, the model's folder, the request and
+//! the interpreter are unchanged (`MLDEBUG_TORCH_REPLAY`, src/torch/replay.rs, [`cache`]).
 
+use super::cache;
 use super::support::{python, repo, statuses};
 use std::process::Command;
 use std::sync::Mutex;
@@ -71,13 +74,18 @@ struct Tally {
 }
 
 fn run(job: &Job, tally: &Mutex<Tally>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mldebug"));
+    command
         .args(&job.args)
         .env("MLDEBUG_PYTHON", python())
         .env("OMP_NUM_THREADS", "1")
-        .current_dir(repo())
-        .output()
-        .expect("run mldebug");
+        .current_dir(repo());
+    // The driver's measurements are kept and read again while nothing that produced them
+    // changed (src/torch/replay.rs); every verdict is judged anew by the binary under test.
+    if cache::enabled() {
+        command.env("MLDEBUG_TORCH_REPLAY", cache::dir("torch-zoo"));
+    }
+    let out = command.output().expect("run mldebug");
     let (checks, doc) = statuses(&out);
     let mut t = tally.lock().unwrap();
     match &job.must_fail {
