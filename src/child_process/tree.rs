@@ -136,13 +136,14 @@ mod tests {
                 pid.push(byte[0] as char);
             }
             let helper: u32 = pid.trim().parse().unwrap();
-            // The helper itself (setsid execs sleep in place), running.
+            // The helper itself (setsid execs sleep in place), alive: sleeping, or still
+            // running on its way into the sleep on a busy machine.
             let stat = || std::fs::read_to_string(format!("/proc/{helper}/stat")).unwrap();
             let deadline = Instant::now() + Duration::from_secs(5);
             while !stat().contains("(sleep)") && Instant::now() < deadline {
                 std::thread::sleep(Duration::from_millis(10));
             }
-            assert!(stat().contains("(sleep) S") && !dead(helper), "{}", stat());
+            assert!(stat().contains("(sleep)") && !dead(helper), "{}", stat());
             let t = Instant::now();
             super::super::wait(&mut child, t, limit).unwrap();
             assert!(t.elapsed() < Duration::from_secs(10), "{script}");
