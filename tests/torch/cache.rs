@@ -57,15 +57,19 @@ fn collect(p: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Keeps `from` as `to` (same folder or not: a copy then a rename, so a reader never sees
-/// half a file).
-pub fn keep(from: &Path, to: &Path) {
-    let Some(parent) = to.parent() else { return };
-    if std::fs::create_dir_all(parent).is_err() {
-        return;
+/// Writes `bytes` at `to`, its folder made if need be, through the binary's own atomic writer
+/// (temporary file + rename), so a reader never sees half a file; a failure only means the
+/// measurement is taken again next time.
+pub fn write(to: &Path, bytes: &[u8]) {
+    if let Some(parent) = to.parent() {
+        let _ = std::fs::create_dir_all(parent);
     }
-    let tmp = to.with_extension("tmp");
-    if std::fs::copy(from, &tmp).is_ok() {
-        let _ = std::fs::rename(&tmp, to);
+    let _ = mldebug::atomic_file::write(to, bytes);
+}
+
+/// Keeps the file `from` as `to` ([`write`]).
+pub fn keep(from: &Path, to: &Path) {
+    if let Ok(bytes) = std::fs::read(from) {
+        write(to, &bytes);
     }
 }

@@ -56,14 +56,7 @@ fn unittest(dir: &str) {
                     continue;
                 }
                 match run_module(dir, &module) {
-                    Ok(()) => {
-                        let scratch = passed.with_extension("tmp");
-                        if std::fs::create_dir_all(passed.parent().unwrap()).is_ok()
-                            && std::fs::write(&scratch, b"passed\n").is_ok()
-                        {
-                            let _ = std::fs::rename(&scratch, &passed);
-                        }
-                    }
+                    Ok(()) => cache::write(&passed, b"passed\n"),
                     Err(e) => failures.lock().unwrap().push(e),
                 }
             });
