@@ -18,6 +18,7 @@
 //! The diagnostics themselves live in the `mldebug-diagnostics` crate.
 
 pub mod atomic_file;
+pub mod candle_threads;
 pub mod catalog;
 pub mod child_process;
 pub mod cli;

@@ -10,6 +10,8 @@ static ALLOC: mldebug_diagnostics::memory::CountingAllocator =
     mldebug_diagnostics::memory::CountingAllocator;
 
 fn main() -> std::process::ExitCode {
+    // Before anything else: no other thread may exist while it sets a variable.
+    mldebug::candle_threads::pin();
     let cli = Cli::parse();
     match commands::run(cli) {
         Ok(exit) => exit.into(),

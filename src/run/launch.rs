@@ -54,6 +54,7 @@ pub fn run(
         .stdin(Stdio::inherit())
         .stdout(stdout)
         .stderr(Stdio::inherit());
+    crate::candle_threads::hide_from(&mut cmd);
     child_process::own_group(&mut cmd);
     signals::install();
     let started = Instant::now();

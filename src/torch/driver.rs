@@ -178,6 +178,7 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
     if let Some(n) = s.threads {
         command.env("OMP_NUM_THREADS", n.to_string());
     }
+    crate::candle_threads::hide_from(&mut command);
     child_process::own_group(&mut command);
     let started = Instant::now();
     let mut child = command.spawn().map_err(|e| {

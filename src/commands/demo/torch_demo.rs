@@ -94,7 +94,9 @@ fn run_entry(entry: &Entry, dir: &Path, args: &Args, python: &Path, checks: &[Ch
 }
 
 fn has_module(python: &Path, module: &str) -> bool {
-    Command::new(python)
+    let mut command = Command::new(python);
+    crate::candle_threads::hide_from(&mut command);
+    command
         .args(["-c", &format!("import {module}")])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
