@@ -102,6 +102,7 @@ EFFECTS = [
     ("optimizer_on_copy", "weight distance from init", lambda v: max(v) == 0, lambda v: min(v) > 0),
     ("lr_zero_schedule", "lr", lambda v: v[-1] == 0, lambda v: min(v) > 0),
     ("clip_tiny", "val_acc", lambda v: len(set(v)) == 1, lambda v: len(set(v)) == len(v)),
+    ("adam_lr_too_high", "loss", lambda v: max(v) > 10, lambda v: max(v) < 2),
     ("head_after_optimizer", "head weight norm", lambda v: len(set(v)) == 1, lambda v: len(set(v)) == len(v)),
     ("hf_labels_shifted", "value accuracy", lambda v: v[-1] < 0.2, lambda v: v[-1] > 0.8),
     ("lm_targets_not_shifted", "value accuracy", lambda v: v[-1] < 0.2, lambda v: v[-1] > 0.8),

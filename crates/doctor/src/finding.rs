@@ -32,6 +32,10 @@ pub enum Symptom {
     GradsAccumulate,
     /// An optimizer step that leaves its tensors unchanged.
     StepChangesNothing,
+    /// An optimizer step that moves a module group's weights by a large share of their norm.
+    UpdateTooLarge,
+    /// Memory of the first steps, stage by stage (forward, backward, optimizer step).
+    MemoryStages,
     /// The optimizer holds tensors that are not the trained model's parameters.
     OptimizerNotModel,
     /// Parameters get gradients but no optimizer holds them.
@@ -106,9 +110,10 @@ impl Symptom {
     ];
 
     /// The symptoms only a run trace shows (`mldebug run`), in the order findings are listed.
-    pub const TRACE: [Symptom; 30] = [
+    pub const TRACE: [Symptom; 32] = [
         Symptom::GradsAccumulate,
         Symptom::StepChangesNothing,
+        Symptom::UpdateTooLarge,
         Symptom::OptimizerNotModel,
         Symptom::ParamsNotOptimized,
         Symptom::MostlyFrozen,
@@ -130,6 +135,7 @@ impl Symptom {
         Symptom::InputsNotNormalised,
         Symptom::ClassImbalance,
         Symptom::DataWait,
+        Symptom::MemoryStages,
         Symptom::NoOptimizerStep,
         Symptom::RunError,
         Symptom::RanksSameData,
@@ -154,6 +160,8 @@ impl Symptom {
             Symptom::MemoryGrowth => "memory-growth",
             Symptom::GradsAccumulate => "grads-accumulate",
             Symptom::StepChangesNothing => "step-changes-nothing",
+            Symptom::UpdateTooLarge => "update-too-large",
+            Symptom::MemoryStages => "memory-stages",
             Symptom::OptimizerNotModel => "optimizer-not-model",
             Symptom::ParamsNotOptimized => "params-not-optimized",
             Symptom::MostlyFrozen => "mostly-frozen",

@@ -17,7 +17,7 @@ import warnings
 
 from . import models
 from . import state as _state
-from .probes import carried, data, labels, mode, nonfinite, optim
+from .probes import carried, data, labels, mode, nonfinite, optim, stages
 from .probes.tensors import new_hash, tensor_digest_into, tensors_in
 
 _MISSING = object()
@@ -107,6 +107,8 @@ def _root_pre(st, module, args):
         st.first_forward = st.now()
     if st.interval.start is None:
         st.interval.start = st.first_forward
+    if _tls.root_grad:
+        stages.mark("forward")
     labels.root_forward_started(entry, args)
 
 
@@ -167,12 +169,14 @@ def wrap_backward(original):
     # Closure variables only: patches.py runs this with the globals of torch.autograd.
     state, before, after, compiling = _state, _before_backward, carried.after_backward, \
         _state.compiling_check()
+    mark = stages.mark
 
     @functools.wraps(original)
     def backward(*args, **kwargs):
         st = state.STATE
         if st is None or st.in_backward or st.ended or compiling():
             return original(*args, **kwargs)
+        mark("backward")
         before(args, kwargs)
         st.in_backward += 1
         try:
@@ -181,6 +185,7 @@ def wrap_backward(original):
             st.in_backward -= 1
             try:
                 after()
+                mark("backward_end")
             except Exception as err:  # never the program's
                 st.fail("backward", err)
 

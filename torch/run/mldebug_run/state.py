@@ -37,6 +37,7 @@ class Interval:
         self.data_wait = 0.0
         self.batch = None  # a running blake2b over the training forwards' inputs
         self.budget = {}  # (record kind, grad enabled) -> records written in this interval
+        self.stages = None  # point -> memory at a stage boundary, heavy steps (probes/stages.py)
 
 
 class ModelEntry:

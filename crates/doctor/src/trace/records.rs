@@ -144,6 +144,8 @@ pub struct Memory {
     pub max_allocated: Option<f64>,
     #[serde(deserialize_with = "num")]
     pub reserved: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub rss_peak: Option<f64>,
 }
 
 /// `step`.
@@ -175,6 +177,8 @@ pub struct Step {
     #[serde(deserialize_with = "num")]
     pub update_ratio: Option<f64>,
     pub memory: Option<Memory>,
+    /// Memory at the heavy steps' stage boundaries, by point (`forward`, `backward`, ...).
+    pub memory_stages: Option<BTreeMap<String, Memory>>,
     pub batch: Option<String>,
     #[serde(deserialize_with = "num")]
     pub param_checksum: Option<f64>,
@@ -196,6 +200,8 @@ pub struct GradGroup {
     pub weight_norm: Option<f64>,
     #[serde(deserialize_with = "num")]
     pub update_norm: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub weight_norm_before: Option<f64>,
     pub frozen: u64,
     #[serde(deserialize_with = "num")]
     pub param_sum: Option<f64>,
@@ -208,6 +214,7 @@ pub struct GradGroup {
 #[serde(default)]
 pub struct Grads {
     pub step: u64,
+    pub optimizer: u32,
     pub model: u32,
     pub groups: Vec<GradGroup>,
     pub no_grad: Vec<String>,

@@ -4,8 +4,8 @@ tensors with the optimizer that stepped, written right after its step.
 Parameters are grouped by their module path cut to its first GROUP_DEPTH names
 (`transformer.h.0.attn.c_attn.weight` -> `transformer.h.0`; `fc1.weight` -> `fc1`), at most
 GROUPS_MAX groups in creation order (the rest in "(other)"). Per group: tensors, trainable
-tensors without a gradient, with an all-zero gradient, the gradient, weight and update norms,
-frozen tensors. Lists of names (at most NAMES_MAX each): trainable parameters of the optimizer
+tensors without a gradient, with an all-zero gradient, the gradient, weight and update norms
+(and the weight norm before the step, for the update's size relative to it), frozen tensors. Lists of names (at most NAMES_MAX each): trainable parameters of the optimizer
 without a gradient, trainable parameters with a gradient that no optimizer constructed so far
 holds, frozen parameters.
 
@@ -72,6 +72,7 @@ def _write_one(st, entry, opt_entry, named, mine, held, updates):
             key = "(other)"
         g = groups.setdefault(key, {"name": key, "tensors": 0, "no_grad": 0, "zero_grad": 0,
                                     "grad_sq": 0.0, "weight_sq": 0.0, "update_sq": 0.0,
+                                    "before_sq": 0.0,
                                     "frozen": 0, "param_sum": 0.0, "grad_sum": 0.0})
         g["tensors"] += 1
         g["weight_sq"] += w * w
@@ -83,7 +84,10 @@ def _write_one(st, entry, opt_entry, named, mine, held, updates):
             g["grad_sum"] += next(grad_sum)
         u = updates.get(id(p))
         if u is not None:
-            g["update_sq"] += u * u
+            g["update_sq"] += u[0] * u[0]
+            g["before_sq"] += u[1] * u[1]
+        else:
+            g["before_sq"] += w * w  # not this optimizer's: the step left it as it was
         if not p.requires_grad:
             g["frozen"] += 1
             frozen.append(name)
@@ -101,7 +105,8 @@ def _write_one(st, entry, opt_entry, named, mine, held, updates):
         out.append({"name": g["name"], "tensors": g["tensors"], "no_grad": g["no_grad"],
                     "zero_grad": g["zero_grad"], "grad_norm": math.sqrt(g["grad_sq"]),
                     "weight_norm": math.sqrt(g["weight_sq"]),
-                    "update_norm": math.sqrt(g["update_sq"]), "frozen": g["frozen"],
+                    "update_norm": math.sqrt(g["update_sq"]),
+                    "weight_norm_before": math.sqrt(g["before_sq"]), "frozen": g["frozen"],
                     "param_sum": g["param_sum"], "grad_sum": g["grad_sum"]})
     st.emit("grads", step=opt_entry.steps, optimizer=opt_entry.index, model=entry.index,
             groups=out, no_grad=no_grad[:NAMES_MAX], no_grad_count=len(no_grad),

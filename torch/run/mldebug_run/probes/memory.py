@@ -1,5 +1,6 @@
 """Memory at each step: the process's resident set from /proc/self/statm, and on CUDA the
-allocator's counters (`memory_allocated`, `max_memory_allocated`, `memory_reserved`).
+allocator's counters (`memory_allocated`, `max_memory_allocated`, `memory_reserved`); at a
+stage boundary of a heavy step (probes/stages.py) also the peak resident set (getrusage).
 
 What it never does: reset the allocator's peak (`reset_peak_memory_stats` would change what the
 program itself reads from `max_memory_allocated`, so `max_allocated` is the peak so far, not
@@ -32,6 +33,17 @@ def rss_bytes():
         return None
 
 
+def rss_peak_bytes():
+    """The process's peak resident set so far (getrusage), or None."""
+    try:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return peak if sys.platform == "darwin" else peak * 1024
+    except Exception:
+        return None
+
+
 @probe("memory")
 def memory_record(device):
     """The `memory` object of a step record; `device` is the first model's device text."""
@@ -42,4 +54,11 @@ def memory_record(device):
         record["allocated"] = torch.cuda.memory_allocated(device)
         record["max_allocated"] = torch.cuda.max_memory_allocated(device)
         record["reserved"] = torch.cuda.memory_reserved(device)
+    return record
+
+
+def snapshot(device):
+    """A `memory_record` plus the peak resident set (`rss_peak`): one stage boundary."""
+    record = memory_record(device) or {}
+    record["rss_peak"] = rss_peak_bytes()
     return record

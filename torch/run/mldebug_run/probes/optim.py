@@ -23,7 +23,7 @@ from .. import models
 from .. import state as _state
 from ..state import HEAVY_STEPS, probe
 from ..where import where
-from . import carried, data, grads, memory, nonfinite
+from . import carried, data, grads, memory, nonfinite, stages
 from .tensors import FINGERPRINT_ELEMENTS, dense, norms, sample, sums64, to_floats
 
 COPY_BYTES_MAX = 512 << 20  # full before-step copies up to 512 MiB; beyond, strided samples
@@ -145,6 +145,8 @@ def _measure_pre(entry, opt):
         pre["compared"] = tensors if heavy else _largest(entry, tensors)
         pre["copies"], pre["sampled"] = _copies(pre["compared"], full=heavy)
     entry.heavy = pre
+    if entry.index == 0:
+        stages.mark("step")  # after the copies: the optimizer's own memory is what follows
 
 
 def _largest(entry, tensors):
@@ -223,6 +225,8 @@ def step_post(opt, args, kwargs):
 def _measure_post(entry, opt, pre):
     st = _state.STATE
     torch = sys.modules["torch"]
+    if entry.index == 0:
+        stages.mark("step_end")  # before the comparisons below allocate anything
     tensors = tensors_of(opt)
     values = []  # 0-d tensors read back together: one synchronisation per device
     with torch.no_grad():
@@ -246,6 +250,8 @@ def _measure_post(entry, opt, pre):
         nonfinite.gradient(pre["with_grad_tensors"], bad)
     nonfinite.after_step(st.interval.loss, grad_norm)
     updates = _update_fields(record, pre["compared"], pre, floats[n_sums:])
+    if entry.index == 0 and stages.take():
+        record["memory_stages"] = stages.take()
     carried.snapshot(entry, tensors)
     st.emit("step", **record)
     if pre["heavy"]:
@@ -281,7 +287,7 @@ def _update_fields(record, tensors, pre, floats):
     d2, w2 = sum(d * d for d in deltas), sum(w * w for w in weights)
     record["update_ratio"] = math.sqrt(d2) / math.sqrt(w2) if w2 > 0 else None
     record["update_sampled"] = pre["sampled"] is not None
-    return {id(p): d for p, d in zip(tensors, deltas)}
+    return {id(p): (d, w) for p, d, w in zip(tensors, deltas, weights)}
 
 
 def _first_device():

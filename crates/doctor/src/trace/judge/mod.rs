@@ -9,6 +9,8 @@ mod mode;
 mod numerics;
 mod optimizer;
 mod ranks;
+mod stages;
+mod update;
 
 use super::read::Process;
 use crate::finding::{Finding, Symptom};
@@ -46,11 +48,13 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
     for p in &trainers {
         let mut out = Vec::new();
         optimizer::judge(p, &mut out);
+        update::judge(p, &mut out);
         labels::judge(p, &mut out);
         numerics::judge(p, &mut out);
         mode::judge(p, &mut out);
         data::judge(p, &mut out);
         lifecycle::judge_process(p, &mut out);
+        stages::judge(p, &mut out);
         let history = history(p);
         let log = diagnose(&history, &Options::default());
         out.extend(
@@ -148,3 +152,5 @@ fn pct(x: f64) -> String {
 pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_update_memory;
