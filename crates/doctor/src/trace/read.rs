@@ -156,7 +156,7 @@ fn add(p: &mut Process, record: Record) {
         }
         Record::Model(m) => p.models.push(m),
         Record::Optimizer(o) => p.optimizers.push(o),
-        Record::Step(s) => p.steps.push(s),
+        Record::Step(s) => p.steps.push(*s),
         Record::Grads(g) => p.grads.push(g),
         Record::LossCall(l) => p.loss_calls.push(l),
         Record::Labels(l) => p.labels.push(l),

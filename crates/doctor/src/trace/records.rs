@@ -25,8 +25,8 @@ pub enum Record {
     Model(Model),
     /// An optimizer, at its first step.
     Optimizer(Optimizer),
-    /// One optimizer step.
-    Step(Step),
+    /// One optimizer step (boxed: by far the largest record).
+    Step(Box<Step>),
     /// Per-group gradient statistics on a heavy step.
     Grads(Grads),
     /// One call of a loss function on an early step.

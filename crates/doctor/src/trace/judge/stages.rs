@@ -53,14 +53,15 @@ struct Stage {
 fn stages(points: &BTreeMap<String, Memory>, cuda: bool) -> Vec<Stage> {
     STAGES
         .iter()
-        .filter_map(|(name, a, b)| {
-            let (a, b) = (points.get(*a)?, points.get(*b)?);
-            let ((pa, ha), (pb, hb)) = (readings(a, cuda), readings(b, cuda));
-            Some(Stage {
+        .map(|(name, a, b)| {
+            // A point not reached (no backward) leaves its stages unknown.
+            let read = |p: &str| points.get(p).map_or((None, None), |m| readings(m, cuda));
+            let ((pa, ha), (pb, hb)) = (read(a), read(b));
+            Stage {
                 name,
                 peak_rise: pa.zip(pb).map(|(a, b)| b - a),
                 held: ha.zip(hb).map(|(a, b)| b - a),
-            })
+            }
         })
         .collect()
 }
@@ -87,9 +88,9 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
     };
     let cuda = first_points.values().any(|m| m.allocated.is_some());
     let what = if cuda {
-        "peak of allocated memory (max_memory_allocated)"
+        "allocated memory (max_memory_allocated)"
     } else {
-        "peak resident set of the process"
+        "the resident set"
     };
     let mut details = Vec::new();
     let mut f = Finding::new(
@@ -102,9 +103,10 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
     for (s, points) in &steps {
         let mut line = Vec::new();
         for st in stages(points, cuda) {
-            if let Some(r) = st.peak_rise {
-                line.push(format!("{} {}", st.name, mib(r)));
-            }
+            line.push(
+                st.peak_rise
+                    .map_or("?".into(), |r| format!("{:+.1}", r / MIB)),
+            );
             details.push(format!(
                 "step {} {}: peak {}, held {}",
                 s.step,
@@ -117,7 +119,7 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
                 st.peak_rise.unwrap_or(f64::NAN),
             );
         }
-        parts.push(format!("step {}: {}", s.step, line.join(", ")));
+        parts.push(format!("step {} {} MiB", s.step, line.join(" / ")));
     }
     let end1 = peak(first_points, "step_end", cuda);
     let start1 = peak(first_points, "forward", cuda);
@@ -127,14 +129,11 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
     let rise1 = end1.zip(start1).map(|(e, s)| e - s);
     let rise2 = end2.zip(end1).map(|(b, a)| b - a);
     let mut summary = format!(
-        "memory of the first steps, as the rise of the {what} per stage: {}",
-        parts.join("; ")
+        "rise of the peak of {what} per stage, forward / backward / optimizer step: {}",
+        parts.join(", ")
     );
     if let Some(r2) = rise2 {
-        summary.push_str(&format!(
-            "; the second step's peak over the first's {}",
-            mib(r2)
-        ));
+        summary.push_str(&format!("; step 2's peak over step 1's {}", mib(r2)));
     }
     let spike = rise1
         .zip(rise2)

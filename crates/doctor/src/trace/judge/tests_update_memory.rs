@@ -171,7 +171,8 @@ fn the_stages_of_the_first_two_steps_are_reported_as_measured() {
         };
         assert!(f.summary.contains(what), "{}", f.summary);
         assert!(
-            f.summary.contains("optimizer step +200.0 MiB"),
+            f.summary
+                .contains("step 1 +100.0 / +50.0 / +200.0 MiB, step 2 +10.0 / +0.0 / +0.0"),
             "{}",
             f.summary
         );
@@ -204,4 +205,24 @@ fn a_second_step_far_above_the_first_is_a_spike() {
         found(&r, Symptom::MemoryStages).unwrap().severity,
         Severity::Info
     );
+}
+
+#[test]
+fn a_point_not_reached_leaves_its_stages_unknown() {
+    let mut r = with_stages(false, [[(100.0, 100.0); 5], [(100.0, 100.0); 5]]);
+    for s in r.iter_mut().filter(|x| x["kind"] == "step") {
+        if let Some(m) = s["memory_stages"].as_object_mut() {
+            m.remove("backward");
+        }
+    }
+    let f = found(&r, Symptom::MemoryStages).expect("a finding");
+    assert!(
+        f.summary.contains("step 1 ? / ? / +0.0 MiB"),
+        "{}",
+        f.summary
+    );
+    assert!(f.get("step1_forward").unwrap().is_nan());
+    // No stage points at all (a trace from before they existed): no finding.
+    let r: Vec<Value> = clean(5);
+    assert!(found(&r, Symptom::MemoryStages).is_none());
 }
