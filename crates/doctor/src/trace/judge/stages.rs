@@ -155,8 +155,8 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
     }
     out.push(
         f.summary(summary)
-            .number("first_step_peak_rise", rise1.unwrap_or(f64::NAN))
-            .number("second_over_first", rise2.unwrap_or(f64::NAN))
+            .number("first_step_peak_rise_bytes", rise1.unwrap_or(f64::NAN))
+            .number("second_over_first_bytes", rise2.unwrap_or(f64::NAN))
             .details(details),
     );
 }
@@ -164,11 +164,11 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
 /// The finding's number for one stage of one step.
 fn number_name(step: u64, stage: &str) -> &'static str {
     match (step, stage) {
-        (1, "forward") => "step1_forward",
-        (1, "backward") => "step1_backward",
-        (1, _) => "step1_optimizer_step",
-        (_, "forward") => "step2_forward",
-        (_, "backward") => "step2_backward",
-        _ => "step2_optimizer_step",
+        (1, "forward") => "step1_forward_bytes",
+        (1, "backward") => "step1_backward_bytes",
+        (1, _) => "step1_optimizer_step_bytes",
+        (_, "forward") => "step2_forward_bytes",
+        (_, "backward") => "step2_backward_bytes",
+        _ => "step2_optimizer_step_bytes",
     }
 }

@@ -158,12 +158,12 @@ fn the_stages_of_the_first_two_steps_are_reported_as_measured() {
         let f = found(&r, Symptom::MemoryStages).expect("a finding");
         assert_eq!(f.severity, Severity::Info, "cuda {cuda}");
         let mib = |name| f.get(name).unwrap() / MIB;
-        assert!((mib("step1_forward") - 100.0).abs() < 1e-6);
-        assert!((mib("step1_backward") - 50.0).abs() < 1e-6);
-        assert!((mib("step1_optimizer_step") - 200.0).abs() < 1e-6);
-        assert!((mib("step2_forward") - 10.0).abs() < 1e-6);
-        assert!((mib("second_over_first") - 10.0).abs() < 1e-6);
-        assert!((mib("first_step_peak_rise") - 350.0).abs() < 1e-6);
+        assert!((mib("step1_forward_bytes") - 100.0).abs() < 1e-6);
+        assert!((mib("step1_backward_bytes") - 50.0).abs() < 1e-6);
+        assert!((mib("step1_optimizer_step_bytes") - 200.0).abs() < 1e-6);
+        assert!((mib("step2_forward_bytes") - 10.0).abs() < 1e-6);
+        assert!((mib("second_over_first_bytes") - 10.0).abs() < 1e-6);
+        assert!((mib("first_step_peak_rise_bytes") - 350.0).abs() < 1e-6);
         let what = if cuda {
             "max_memory_allocated"
         } else {
@@ -221,7 +221,7 @@ fn a_point_not_reached_leaves_its_stages_unknown() {
         "{}",
         f.summary
     );
-    assert!(f.get("step1_forward").unwrap().is_nan());
+    assert!(f.get("step1_forward_bytes").unwrap().is_nan());
     // No stage points at all (a trace from before they existed): no finding.
     let r: Vec<Value> = clean(5);
     assert!(found(&r, Symptom::MemoryStages).is_none());
