@@ -1,7 +1,9 @@
 """Two ranks under torchrun (gloo, CPU): each writes its own trace (the launcher none), ranks
 and world size are recorded, DDP keeps parameter and gradient checksums equal across ranks
 while each rank sees its own batches; without a DistributedSampler the ranks see the same
-batches; without DDP the gradients differ.
+batches; without DDP the gradients differ. The cross-rank probes: each epoch's row sample
+(the same rows on every rank, disjoint across ranks with a correct sampler, shared with a
+sampler seeded per rank), BatchNorm running statistics, and MLDEBUG_RUN_RANKS=0 turning both off.
 
     python -m unittest discover -s torch/run/tests -t torch/run/tests -p test_distributed.py
 """
@@ -13,8 +15,8 @@ from runner import fixture, has, kind, run, steps
 TORCHRUN = ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2"]
 
 
-def ranks(*args, limit=5):
-    result = run([fixture("ddp.py"), *args], steps=limit, flags=TORCHRUN)
+def ranks(*args, limit=5, env=None):
+    result = run([fixture("ddp.py"), *args], steps=limit, flags=TORCHRUN, env=env)
     assert result.rc == 0, result.stderr
     assert len(result.traces) == 2, result.stderr
     by_rank = {}
@@ -67,6 +69,40 @@ class TwoRanks(unittest.TestCase):
         groups = [g["grad_sum"] for g in kind(by_rank[0], "grads")[0]["groups"]], \
             [g["grad_sum"] for g in kind(by_rank[1], "grads")[0]["groups"]]
         self.assertNotEqual(groups[0][0], groups[1][0])
+
+    def test_row_samples_disjoint_with_distributed_sampler(self):
+        by_rank = ranks(limit=17)  # 8 steps an epoch: two whole epochs, ended at the next draw
+        epochs = {r: [e for e in kind(recs, "epoch") if e["exhausted"]] for r, recs in by_rank.items()}
+        self.assertEqual([len(epochs[0]), len(epochs[1])], [2, 2])
+        for a, b in zip(epochs[0], epochs[1]):
+            self.assertEqual((a["row_sample_bits"], b["row_sample_bits"]), (0, 0))
+            self.assertEqual((len(a["row_sample"]), len(b["row_sample"])), (64, 64))
+            self.assertFalse(set(a["row_sample"]) & set(b["row_sample"]))
+        # The same rows in both epochs (a new order, the same shard's union: all 128 rows).
+        self.assertEqual(len(set(epochs[0][0]["row_sample"]) | set(epochs[1][0]["row_sample"])), 128)
+
+    def test_row_samples_overlap_with_sampler_seeded_per_rank(self):
+        by_rank = ranks("--sampler", "seed-per-rank", limit=9)
+        a, b = (kind(by_rank[r], "epoch")[0] for r in (0, 1))
+        self.assertTrue(a["exhausted"] and b["exhausted"])
+        shared = set(a["row_sample"]) & set(b["row_sample"])
+        self.assertGreater(len(shared), 10)  # about a quarter of 128 rows
+
+    def test_batchnorm_statistics_per_rank(self):
+        by_rank = ranks("--bn", limit=3)
+        zero, one = (kind(by_rank[r], "batchnorm") for r in (0, 1))
+        self.assertEqual([r["step"] for r in zero], [1, 2, 3])
+        self.assertEqual(zero[0]["modules"][0]["name"], "1")
+        self.assertEqual(zero[0]["modules"][0]["class"], "BatchNorm1d")
+        self.assertNotEqual(zero[0]["modules"][0]["mean_sum"], one[0]["modules"][0]["mean_sum"])
+        self.assertEqual(kind(ranks(limit=2)[0], "batchnorm"), [])  # no BatchNorm: no record
+
+    def test_switch_turns_the_cross_rank_probes_off(self):
+        by_rank = ranks("--bn", limit=9, env={"MLDEBUG_RUN_RANKS": "0"})
+        self.assertEqual(kind(by_rank[0], "batchnorm"), [])
+        epoch = kind(by_rank[0], "epoch")[0]
+        self.assertNotIn("row_sample", epoch)
+        self.assertTrue(epoch["exhausted"])
 
 
 if __name__ == "__main__":

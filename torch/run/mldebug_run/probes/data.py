@@ -6,7 +6,10 @@ Per batch: a fingerprint of its first tensor (dtype, shape and a strided sample 
 65,536 elements), row fingerprints of that tensor (blake2b of each row's bytes, a strided sample
 of ROW_ELEMENTS per row, at most ROWS_MAX rows per loader over the run), the class counts of a
 1-D integer tensor that is not the first one, and statistics of a floating-point first tensor
-over the first INPUT_BATCHES batches of an epoch. A loader's role in an epoch: `train` when an
+over the first INPUT_BATCHES batches of an epoch. For the comparison across ranks (in a
+distributed run, unless `MLDEBUG_RUN_RANKS=0`): a sample of the epoch's distinct row
+fingerprints chosen by their value (those whose first `row_sample_bits` bits are zero, at most
+ROW_SAMPLE_MAX), so that every rank samples the same rows. A loader's role in an epoch: `train` when an
 optimizer stepped after one of its batches (before another loader's), `eval` when all its
 batches were drawn with gradients disabled or all the root forwards after them ran without
 gradients or in eval mode, else `unknown`.
@@ -14,6 +17,7 @@ gradients or in eval mode, else `unknown`.
 What it never does: draw from a random number generator, change a batch, or reorder anything.
 """
 
+import os
 import sys
 import weakref
 
@@ -28,6 +32,9 @@ ORDER_BATCHES = 32  # batches whose fingerprints make an epoch's order fingerpri
 INPUT_BATCHES = 3  # batches whose float input makes the `input` statistics
 CLASSES_MAX = 1000  # beyond this many classes the counts are not kept
 BATCH_SET_MAX = 65536  # batch fingerprints kept per epoch for duplicate_batches
+ROW_SAMPLE_MAX = 2048  # row fingerprints an epoch record carries: about 40 kB of JSON
+# The cross-rank probes (row samples here, probes/batchnorm.py) are on unless this is "0".
+RANKS = os.environ.get("MLDEBUG_RUN_RANKS", "1") != "0"
 
 
 class Epoch:
@@ -41,6 +48,7 @@ class Epoch:
         self.classes = {}  # None once more than CLASSES_MAX classes appear
         self.draws = self.nograd_draws = self.forwards = self.eval_forwards = 0
         self.stepped = False
+        self.sample, self.sample_bits = set(), 0  # digests whose first sample_bits bits are 0
 
 
 class Loader:
@@ -96,7 +104,7 @@ def iteration_started(loader, iterator):
         st.loaders[id(loader)] = entry
         st.loader_list.append(entry)
     if entry.current is not None:
-        _finish(entry)
+        _finish(entry, exhausted=False)
     _iterators[iterator] = entry
 
 
@@ -111,7 +119,7 @@ def _entry_of(iterator):
 def exhausted(iterator):
     entry = _entry_of(iterator)
     if entry is not None and entry.current is not None:
-        _finish(entry)
+        _finish(entry, exhausted=True)
 
 
 @probe("data")
@@ -197,8 +205,34 @@ def _rows(entry, ep, first):
             ep.duplicate_rows += 1
         else:
             ep.row_seen.add(digest)
+            if RANKS:
+                _sample(ep, digest)
     ep.rows_fingerprinted += n
     entry.rows_fingerprinted += n
+
+
+def _kept(digest, bits):
+    return bits == 0 or int(digest[:8], 16) >> (32 - bits) == 0
+
+
+def _sample(ep, digest):
+    """Keep `digest` when its first `sample_bits` bits are zero; past ROW_SAMPLE_MAX, one bit
+    more (half the sample). The choice depends on the value only: ranks sample the same rows."""
+    if not _kept(digest, ep.sample_bits):
+        return
+    ep.sample.add(digest)
+    while len(ep.sample) > ROW_SAMPLE_MAX and ep.sample_bits < 32:
+        ep.sample_bits += 1
+        ep.sample = {d for d in ep.sample if _kept(d, ep.sample_bits)}
+
+
+def _distributed():
+    dist = getattr(sys.modules.get("torch"), "distributed", None)
+    try:
+        return bool(dist is not None and dist.is_available() and dist.is_initialized()
+                    and dist.get_world_size() > 1)
+    except Exception:
+        return False
 
 
 def _loader_record(entry, loader):
@@ -250,7 +284,7 @@ def _role(ep):
     return "unknown"
 
 
-def _finish(entry):
+def _finish(entry, exhausted):
     ep, entry.current = entry.current, None
     if ep is None or ep.batches == 0:
         return
@@ -268,7 +302,14 @@ def _finish(entry):
             rows_fingerprinted=ep.rows_fingerprinted, duplicate_rows=ep.duplicate_rows,
             duplicate_batches=ep.duplicate_batches, input=stats,
             classes=None if ep.classes is None else {str(k): v for k, v in sorted(ep.classes.items())},
-            set_epoch=calls[2] if calls else None, set_epoch_calls=calls[1] if calls else 0)
+            set_epoch=calls[2] if calls else None, set_epoch_calls=calls[1] if calls else 0,
+            exhausted=exhausted, **_sample_fields(ep))
+
+
+def _sample_fields(ep):
+    if not RANKS or not _distributed():
+        return {}
+    return {"row_sample": sorted(ep.sample), "row_sample_bits": ep.sample_bits}
 
 
 @probe("data")
@@ -307,4 +348,4 @@ def finish_all():
     st = loaders()
     for entry in st.loader_list:
         if entry.current is not None:
-            _finish(entry)
+            _finish(entry, exhausted=False)

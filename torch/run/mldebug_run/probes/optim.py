@@ -23,7 +23,7 @@ from .. import models
 from .. import state as _state
 from ..state import HEAVY_STEPS, probe
 from ..where import where
-from . import carried, data, grads, memory, nonfinite, stages
+from . import batchnorm, carried, data, grads, memory, nonfinite, stages
 from .tensors import FINGERPRINT_ELEMENTS, dense, norms, sample, sums64, to_floats
 
 COPY_BYTES_MAX = 512 << 20  # full before-step copies up to 512 MiB; beyond, strided samples
@@ -256,6 +256,8 @@ def _measure_post(entry, opt, pre):
     st.emit("step", **record)
     if pre["heavy"]:
         grads.write_records(entry, tensors, updates)
+        if entry.index == 0:
+            batchnorm.write_records(entry.steps)
 
 
 def _step_record(entry, opt, pre, grad_norm):
