@@ -92,6 +92,10 @@ pub enum Symptom {
     RanksUnwrapped,
     /// One rank is much slower than the others.
     RankStraggler,
+    /// Ranks read the same samples within an epoch, or samples no rank reads.
+    RanksSamplesOverlap,
+    /// BatchNorm running statistics differ across ranks (no SyncBatchNorm).
+    BatchnormNotSynced,
 }
 
 impl Symptom {
@@ -110,7 +114,7 @@ impl Symptom {
     ];
 
     /// The symptoms only a run trace shows (`mldebug run`), in the order findings are listed.
-    pub const TRACE: [Symptom; 32] = [
+    pub const TRACE: [Symptom; 34] = [
         Symptom::GradsAccumulate,
         Symptom::StepChangesNothing,
         Symptom::UpdateTooLarge,
@@ -143,6 +147,8 @@ impl Symptom {
         Symptom::GradsNotAveraged,
         Symptom::RanksUnwrapped,
         Symptom::RankStraggler,
+        Symptom::RanksSamplesOverlap,
+        Symptom::BatchnormNotSynced,
     ];
 
     /// The stable id, also the PLAYBOOK symptom row's `{#id}`.
@@ -190,6 +196,8 @@ impl Symptom {
             Symptom::GradsNotAveraged => "grads-not-averaged",
             Symptom::RanksUnwrapped => "ranks-unwrapped",
             Symptom::RankStraggler => "rank-straggler",
+            Symptom::RanksSamplesOverlap => "ranks-samples-overlap",
+            Symptom::BatchnormNotSynced => "batchnorm-not-synced",
         }
     }
 

@@ -35,6 +35,8 @@ pub struct Process {
     pub epochs: Vec<records::Epoch>,
     /// Rows shared between loaders.
     pub overlaps: Vec<records::Overlap>,
+    /// BatchNorm running statistics on heavy steps (distributed runs).
+    pub batchnorms: Vec<records::Batchnorm>,
     /// Its `end` record; `None` when it was killed before writing one.
     pub end: Option<records::End>,
 }
@@ -165,6 +167,7 @@ fn add(p: &mut Process, record: Record) {
         Record::Loader(l) => p.loaders.push(l),
         Record::Epoch(e) => p.epochs.push(e),
         Record::Overlap(o) => p.overlaps.push(o),
+        Record::Batchnorm(b) => p.batchnorms.push(b),
         Record::End(e) => p.end = Some(e),
     }
 }

@@ -43,6 +43,8 @@ pub enum Record {
     Epoch(Epoch),
     /// Rows shared between the training loader and another.
     Overlap(Overlap),
+    /// BatchNorm running statistics on a heavy step, in a distributed run.
+    Batchnorm(Batchnorm),
     /// The last line.
     End(End),
     /// A kind this reader does not know (a later contract's).
@@ -327,6 +329,7 @@ pub struct InputStats {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(default)]
 pub struct Epoch {
+    pub step: Option<u64>,
     pub loader: u32,
     pub epoch: u64,
     pub role: String,
@@ -339,6 +342,9 @@ pub struct Epoch {
     pub input: Option<InputStats>,
     pub classes: Option<BTreeMap<String, u64>>,
     pub set_epoch: Option<i64>,
+    pub exhausted: Option<bool>,
+    pub row_sample: Option<Vec<String>>,
+    pub row_sample_bits: Option<u32>,
 }
 
 /// `overlap`.
@@ -351,6 +357,29 @@ pub struct Overlap {
     pub other_rows: u64,
     pub shared_rows: u64,
     pub complete: bool,
+}
+
+/// One module of a `batchnorm` record.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct BatchnormModule {
+    pub name: String,
+    pub class: String,
+    pub training: Option<bool>,
+    #[serde(deserialize_with = "num")]
+    pub mean_sum: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub var_sum: Option<f64>,
+}
+
+/// `batchnorm`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Batchnorm {
+    pub step: u64,
+    pub model: u32,
+    pub modules: Vec<BatchnormModule>,
+    pub count: u64,
 }
 
 /// `end`.

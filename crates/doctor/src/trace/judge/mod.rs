@@ -9,7 +9,9 @@ mod mode;
 mod numerics;
 mod optimizer;
 mod ranks;
+mod shards;
 mod stages;
+mod sync_bn;
 mod update;
 
 use super::read::Process;
@@ -152,5 +154,7 @@ fn pct(x: f64) -> String {
 pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_ranks;
 #[cfg(test)]
 mod tests_update_memory;

@@ -1,6 +1,7 @@
 //! Across ranks: the same data on several ranks, parameters or gradients that differ after a
 //! step (not averaged, or no longer synchronised), a model wrapped for data parallelism on some
-//! ranks only, and a straggler.
+//! ranks only, and a straggler (in step time or in data-loader wait). Samples shared or skipped
+//! across ranks are judged in [`super::shards`], BatchNorm statistics in [`super::sync_bn`].
 
 use crate::finding::{Finding, Severity, Symptom};
 use crate::trace::read::Process;
@@ -17,6 +18,11 @@ const SAME_DATA_SHARE: f64 = 0.5;
 const STRAGGLER_RATIO: f64 = 2.0;
 /// … when the gap is at least this long (shorter gaps are noise on a shared machine).
 const STRAGGLER_GAP_S: f64 = 0.05;
+/// A rank whose median data-loader wait is STRAGGLER_RATIO times the least-waiting rank's is a
+/// straggler in its data when the gap is at least this long …
+const WAIT_GAP_S: f64 = 0.02;
+/// … and at least this share of its own median step (a wait the step hides is no straggler).
+const WAIT_SHARE_MIN: f64 = 0.2;
 
 pub(super) fn judge(trainers: &[&Process], out: &mut Vec<Finding>) {
     let ranked: Vec<&Process> = trainers
@@ -31,6 +37,9 @@ pub(super) fn judge(trainers: &[&Process], out: &mut Vec<Finding>) {
     checksums(&ranked, out);
     wrapped(&ranked, out);
     straggler(&ranked, out);
+    data_straggler(&ranked, out);
+    super::shards::judge(&ranked, out);
+    super::sync_bn::judge(&ranked, out);
 }
 
 /// Steps by number, for each rank.
@@ -291,5 +300,56 @@ fn straggler(ranked: &[&Process], out: &mut Vec<Finding>) {
             .number("slowest_s", slow.1)
             .number("fastest_s", fast.1)
             .ranks([slow.0]),
+    );
+}
+
+/// Per rank: (rank, median data wait, median step time) over the steps after the first.
+fn waits(ranked: &[&Process]) -> Vec<(u32, f64, f64)> {
+    ranked
+        .iter()
+        .filter_map(|p| {
+            let later = || p.steps.iter().skip(1);
+            Some((
+                p.rank(),
+                median(later().filter_map(|s| s.data_wait_s).collect())?,
+                median(later().filter_map(|s| s.step_s).collect())?,
+            ))
+        })
+        .collect()
+}
+
+fn data_straggler(ranked: &[&Process], out: &mut Vec<Finding>) {
+    let w = waits(ranked);
+    let (Some(least), Some(most)) = (
+        w.iter().min_by(|a, b| a.1.total_cmp(&b.1)),
+        w.iter().max_by(|a, b| a.1.total_cmp(&b.1)),
+    ) else {
+        return;
+    };
+    let gap = most.1 - least.1;
+    if most.1 < STRAGGLER_RATIO * least.1 || gap < WAIT_GAP_S || gap < WAIT_SHARE_MIN * most.2 {
+        return;
+    }
+    let others: Vec<String> = w
+        .iter()
+        .filter(|x| x.0 != most.0)
+        .map(|x| format!("rank {} {:.3} s", x.0, x.1))
+        .collect();
+    out.push(
+        Finding::new(Symptom::RankStraggler, Severity::Warn, "data_wait", 1.0)
+            .summary(format!(
+                "rank {} waits {:.3} s per step for its data loader ({:.0}% of its {:.3} s \
+                 step), against {}: its data is slower, and every rank waits for it at the \
+                 gradient all-reduce",
+                most.0,
+                most.1,
+                100.0 * most.1 / most.2.max(1e-12),
+                most.2,
+                others.join(", ")
+            ))
+            .number("slowest_wait_s", most.1)
+            .number("fastest_wait_s", least.1)
+            .number("slowest_step_s", most.2)
+            .ranks([most.0]),
     );
 }
