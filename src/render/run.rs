@@ -8,7 +8,7 @@ use super::style::Style;
 use super::terminal::escape;
 use crate::run::report::Report;
 use comfy_table::Cell;
-use mldebug_text::number::num;
+use mldebug_text::number::{human_bytes, num};
 
 /// The whole report as text.
 pub fn render(r: &Report, style: Style) -> String {
@@ -95,8 +95,28 @@ fn header(r: &Report) -> String {
         _ => "interrupted; the steps traced so far are judged".to_string(),
     };
     format!(
-        "mldebug run: {}\n  watched {procs} in {:.1} s; {how}\n",
+        "mldebug run: {}\n  watched {procs} in {:.1} s; {how}\n{}",
         escape(&r.argv.join(" ")),
-        r.outcome.seconds
+        r.outcome.seconds,
+        per_rank(r)
     )
+}
+
+/// With several processes, each one's peak memory and data-loader wait, side by side.
+fn per_rank(r: &Report) -> String {
+    if r.processes.len() < 2 {
+        return String::new();
+    }
+    let each: Vec<String> = r
+        .processes
+        .iter()
+        .map(|p| {
+            let peak = p.peak_memory_bytes.map_or("?".into(), human_bytes);
+            let wait = p
+                .data_wait_share
+                .map_or("?".into(), |w| format!("{:.0}%", 100.0 * w));
+            format!("{} peak {peak}, data wait {wait}", p.label)
+        })
+        .collect();
+    format!("  per process: {}\n", each.join("; "))
 }

@@ -55,6 +55,11 @@ pub struct ProcessSummary {
     pub end: String,
     /// The device its model was on.
     pub device: Option<String>,
+    /// Its peak memory over the watched steps, bytes: `max_memory_allocated` on CUDA, the
+    /// resident set on CPU.
+    pub peak_memory_bytes: Option<f64>,
+    /// The share of its step time (after step 1) spent waiting for a DataLoader.
+    pub data_wait_share: Option<f64>,
 }
 
 /// The report of one run.
@@ -93,6 +98,8 @@ pub fn build(args: &Args, processes: &[Process], ended: &Ended, catalog: &Catalo
                 steps: p.steps.len(),
                 end: p.end.as_ref().map_or("killed".into(), |e| e.reason.clone()),
                 device: p.start.device.clone(),
+                peak_memory_bytes: p.peak_memory(),
+                data_wait_share: p.data_wait_share(),
             })
             .collect(),
         trace: args.trace.as_ref().map(|t| t.display().to_string()),

@@ -60,6 +60,35 @@ impl Process {
     pub fn rank(&self) -> u32 {
         self.start.rank.unwrap_or(0)
     }
+
+    /// Its peak memory over the watched steps, bytes: the allocator's peak on CUDA
+    /// (`max_memory_allocated`), else the resident set's (its peak where a stage measured it).
+    pub fn peak_memory(&self) -> Option<f64> {
+        let device = self
+            .steps
+            .iter()
+            .filter_map(|s| s.memory.as_ref()?.max_allocated)
+            .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))));
+        device.or_else(|| {
+            self.steps
+                .iter()
+                .filter_map(|s| s.memory.as_ref())
+                .flat_map(|m| [m.rss, m.rss_peak])
+                .flatten()
+                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+        })
+    }
+
+    /// The share of its step time (after the first step) spent waiting in a DataLoader.
+    pub fn data_wait_share(&self) -> Option<f64> {
+        let (wait, total) = self
+            .steps
+            .iter()
+            .skip(1)
+            .filter_map(|s| Some((s.data_wait_s?, s.step_s?)))
+            .fold((0.0, 0.0), |(w, t), (a, b)| (w + a, t + b));
+        (total > 0.0).then(|| (wait / total).clamp(0.0, 1.0))
+    }
 }
 
 /// A line that is not a trace record.
@@ -192,6 +221,29 @@ mod tests {
         assert_eq!(ps[1].steps[0].loss, Some(2.5));
         assert_eq!(ps[1].end.as_ref().unwrap().reason, "steps");
         assert_eq!(ps[1].label(), "rank 1");
+    }
+
+    #[test]
+    fn peak_memory_prefers_the_allocator_and_data_wait_skips_the_first_step() {
+        let cpu = parse(
+            r#"{"kind":"start","trace":1,"pid":1}
+{"kind":"step","step":1,"step_s":5.0,"data_wait_s":5.0,"memory":{"rss":300}}
+{"kind":"step","step":2,"step_s":1.0,"data_wait_s":0.25,"memory":{"rss":200,"rss_peak":400}}
+{"kind":"step","step":3,"step_s":1.0,"data_wait_s":0.25,"memory":{"rss":250}}
+"#,
+        )
+        .unwrap();
+        assert_eq!(cpu[0].peak_memory(), Some(400.0));
+        assert_eq!(cpu[0].data_wait_share(), Some(0.25));
+        let cuda = parse(
+            r#"{"kind":"start","trace":1,"pid":1}
+{"kind":"step","step":1,"memory":{"rss":900,"max_allocated":50}}
+{"kind":"step","step":2,"memory":{"rss":900,"max_allocated":70}}
+"#,
+        )
+        .unwrap();
+        assert_eq!(cuda[0].peak_memory(), Some(70.0));
+        assert_eq!(cuda[0].data_wait_share(), None);
     }
 
     #[test]
