@@ -1,7 +1,7 @@
 //! The CLI around the driver: exit codes, errors from the user's code, a broken protocol, a
 //! Python without torch, stray prints.
 
-use super::support::{mldebug, python, statuses};
+use super::support::{mldebug, mldebug_shared, python, statuses};
 
 const MODELS: &str = "tests/fixtures/torch/models.py";
 
@@ -11,7 +11,7 @@ fn target(name: &str) -> String {
 
 #[test]
 fn a_clean_model_fails_nothing_and_the_next_commands_name_the_torch_form() {
-    let out = mldebug(&["--json", "check", "all", "--torch", &target("Mlp")]);
+    let out = mldebug_shared(&["--json", "check", "all", "--torch", &target("Mlp")]);
     let (checks, doc) = statuses(&out);
     assert_eq!(checks.len(), 8, "{checks:?}");
     for (check, status) in &checks {
@@ -51,7 +51,7 @@ fn a_detached_layer_fails_grad_flow_and_names_it() {
 
 #[test]
 fn an_error_in_the_users_forward_is_an_error_with_its_traceback() {
-    let out = mldebug(&[
+    let out = mldebug_shared(&[
         "--json",
         "check",
         "all",
@@ -172,7 +172,7 @@ fn the_torch_report_validates_against_the_output_schema() {
     .unwrap();
     let validator = jsonschema::validator_for(&schema).expect("valid schema");
     for name in ["Mlp", "Detached", "RaisesInForward"] {
-        let out = mldebug(&["--json", "check", "all", "--torch", &target(name)]);
+        let out = mldebug_shared(&["--json", "check", "all", "--torch", &target(name)]);
         let (_, doc) = statuses(&out);
         let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{name}: {errors:?}");

@@ -2,9 +2,10 @@
 //! (`.ci/torch-venv` creates it outside the clone on first use and reuses it after). Without
 //! one the tests fail with the reason: they never pass silently.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -49,6 +50,24 @@ pub fn mldebug(args: &[&str]) -> Output {
         .current_dir(repo())
         .output()
         .expect("run mldebug")
+}
+
+/// [`mldebug`], run once per binary for a given `args`: tests that only read the same report
+/// (its findings, its schema) share one Python start. A test about the run itself (the same
+/// seed twice, a time limit) calls [`mldebug`].
+pub fn mldebug_shared(args: &[&str]) -> Arc<Output> {
+    type Runs = Mutex<HashMap<Vec<String>, Arc<OnceLock<Arc<Output>>>>>;
+    static RUNS: OnceLock<Runs> = OnceLock::new();
+    let key: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let cell = RUNS
+        .get_or_init(Runs::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .entry(key)
+        .or_default()
+        .clone();
+    // Outside the map's lock: a second caller of the same args waits for the first run only.
+    cell.get_or_init(|| Arc::new(mldebug(args))).clone()
 }
 
 /// The `--json` report's findings as (check, status) pairs, and the document.
