@@ -2,8 +2,9 @@
 //! reads. Each rank's `epoch` record carries a sample of its distinct row fingerprints chosen
 //! by value (TRACE.md), so every rank samples the same rows; the comparison needs no
 //! collective. A `DistributedSampler` that pads its ranks to equal length repeats at most
-//! `world_size - 1` samples, and one with `drop_last` leaves at most that many out; a loader's
-//! own `drop_last` leaves out less than a batch per rank. Rows that are equal in the dataset
+//! `world_size - 1` samples, and one with `drop_last` leaves at most that many out (a
+//! launcher's own sharding may repeat whole batches); a loader's own `drop_last` leaves out
+//! less than a batch per rank. Rows that are equal in the dataset
 //! itself look the same to a fingerprint: each rank's duplicates within the epoch show how
 //! many such rows there are, and they are allowed for.
 
@@ -63,9 +64,9 @@ pub(super) fn judge(ranked: &[&Process], out: &mut Vec<Finding>) {
         compared += 1;
         let duplicates: u64 = epochs.iter().map(|e| e.duplicate_rows).sum();
         let natural = DUPLICATE_ALLOWANCE * duplicates as f64;
-        let shared_allowed = (world - 1.0) + natural * (world - 1.0);
-        let unseen_allowed =
-            (world - 1.0) + natural * world + dropped_by_loader(ranked[0], loader, world);
+        let even = evened_out(ranked[0], loader, world);
+        let shared_allowed = even + natural * (world - 1.0);
+        let unseen_allowed = even + natural * world + dropped_by_loader(ranked[0], loader, world);
         if first.is_none()
             && (excess(&c, c.shared, shared_allowed)
                 || c.unseen.is_some_and(|u| excess(&c, u, unseen_allowed)))
@@ -151,6 +152,18 @@ fn kept(digest: &str, bits: u32) -> bool {
         .get(..8)
         .and_then(|h| u32::from_str_radix(h, 16).ok())
         .is_some_and(|v| (v as u64) >> (32 - bits) == 0)
+}
+
+/// Rows a sharding sampler may repeat (or leave out) to give every rank as many: fewer than
+/// one per rank for a `DistributedSampler`; for another (a launcher's batch sampler, such as
+/// accelerate's, that repeats whole batches from the start), fewer than a batch per rank.
+fn evened_out(p0: &Process, loader: u32, world: f64) -> f64 {
+    let l = p0.loaders.iter().find(|l| l.loader == loader);
+    if l.is_some_and(|l| l.distributed == Some(true)) {
+        return world - 1.0;
+    }
+    let batch = l.and_then(|l| l.batch_size).unwrap_or(1) as f64;
+    (world - 1.0) * (batch + 1.0)
 }
 
 /// Rows a loader's own `drop_last` may leave out in an epoch: less than a batch per rank.

@@ -123,6 +123,24 @@ fn a_correct_distributed_split_has_no_finding_padded_cut_or_sampled() {
         split(&p, r, false)[..160].to_vec()
     });
     assert!(findings(&recs).is_empty());
+    // A launcher's sharding (not a DistributedSampler) that evens ranks out with the first
+    // batch again: 16 rows on both ranks, allowed; 18 are not.
+    let even = |extra: u64| {
+        ranks_reading(
+            304,
+            0,
+            json!({"distributed": false, "batch_size": 16}),
+            move |r| {
+                if r == 0 {
+                    (0..160).collect()
+                } else {
+                    (160 - extra..304).collect()
+                }
+            },
+        )
+    };
+    assert!(findings(&even(16)).is_empty(), "{:?}", findings(&even(16)));
+    assert!(has(&even(18), Symptom::RanksSamplesOverlap, Severity::Fail));
 }
 
 #[test]
