@@ -54,15 +54,16 @@ pub struct TorchSettings {
 
 impl TorchSettings {
     /// How the next command names this model: `--torch` and, when given, `--lora`.
+    /// Each word quoted for a shell where it needs it (a path with a space, a `$`).
     pub fn subject(&self) -> Subject {
-        let mut s = self.spec.clone();
+        let mut flags = Vec::new();
         if let Some(l) = &self.lora_spec {
-            s.push_str(&format!(" --lora {l}"));
+            flags.extend(["--lora".to_string(), l.clone()]);
         }
         if let Some(p) = &self.python {
-            s.push_str(&format!(" --python {}", p.display()));
+            flags.extend(["--python".to_string(), p.display().to_string()]);
         }
-        Subject::Torch(s)
+        Subject::torch(&self.spec, &flags)
     }
 }
 
@@ -159,4 +160,50 @@ pub fn describe(hello: &Hello) -> String {
         s.push_str(&format!("; started in {t:.1}s"));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(spec: &str, lora: Option<&str>, python: Option<&str>) -> TorchSettings {
+        TorchSettings {
+            spec: spec.to_string(),
+            target: Target::File {
+                path: PathBuf::from(spec.split(':').next().unwrap()),
+                name: "Net".into(),
+            },
+            lora: None,
+            lora_spec: lora.map(String::from),
+            python: python.map(PathBuf::from),
+            checks: vec![CheckId::GradFlow],
+            seed: 0,
+            steps: 10,
+            learning_rate: 1e-3,
+            device: "cpu".into(),
+            timeout: Duration::from_secs(60),
+            progress: false,
+            threads: None,
+        }
+    }
+
+    #[test]
+    fn the_next_command_quotes_every_word_a_shell_would_split() {
+        let s = settings(
+            "my models/net.py:Net",
+            Some("r=8,targets=q_proj"),
+            Some("/opt/py 3/bin/python"),
+        );
+        assert_eq!(
+            s.subject().command("grad-flow"),
+            "mldebug check grad-flow --torch 'my models/net.py:Net' --lora r=8,targets=q_proj \
+             --python '/opt/py 3/bin/python'"
+        );
+        // A plain path stays as typed.
+        let plain = settings("model.py:Net", None, None);
+        assert_eq!(
+            plain.subject().command("overfit"),
+            "mldebug check overfit --torch model.py:Net"
+        );
+    }
 }

@@ -75,7 +75,7 @@ fn run_entry(entry: &Entry, dir: &Path, args: &Args, python: &Path, checks: &[Ch
         }
         Err(e) => {
             let ctx = Ctx {
-                subject: Subject::Torch(spec.clone()),
+                subject: Subject::torch(&spec, &[]),
                 task: Task::Classification,
                 steps: args.run.steps,
                 learning_rate: mldebug_diagnostics::options::DEFAULT_LEARNING_RATE,
