@@ -1408,21 +1408,40 @@ fn the_central_t_power_is_optimistic_at_three_pairs() {
 // Claims measured with PyTorch (the torch venv of tests/torch/support.rs).
 
 #[allow(dead_code)]
+#[path = "../torch/cache.rs"]
+mod cache;
+#[allow(dead_code)]
 #[path = "../torch/support.rs"]
 mod support;
 
 /// Runs `script` with the test Python and returns its stdout's numbers (every word that parses).
+/// The numbers `script` prints. What it printed is kept under `target/test-cache` by a hash of
+/// the script and the interpreter (whose venv path names its pinned requirements), so a rerun
+/// with neither changed reads it instead of starting Python (`MLDEBUG_TEST_RERUN=1` runs it);
+/// the assertions run on it every time.
 fn python_numbers(script: &str) -> Vec<f64> {
-    let out = std::process::Command::new(support::python())
-        .args(["-c", script])
-        .output()
-        .expect("run the test Python");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout)
+    let key = format!("{}\0{script}", support::python().display());
+    let kept = cache::dir("python-claims").join(format!(
+        "{:016x}.txt",
+        mldebug_text::hash::fnv1a(key.as_bytes())
+    ));
+    let reused = std::fs::read_to_string(&kept)
+        .ok()
+        .filter(|_| cache::enabled());
+    let stdout = reused.unwrap_or_else(|| {
+        let out = std::process::Command::new(support::python())
+            .args(["-c", script])
+            .output()
+            .expect("run the test Python");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        cache::write(&kept, &out.stdout);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    });
+    stdout
         .split_whitespace()
         .filter_map(|w| w.parse().ok())
         .collect()
