@@ -1285,41 +1285,13 @@ fn rows_say_what_their_checks_can_find() {
         .any(|c| c.contains("alignment-check")));
     let twice = row("labels-shifted-twice");
     assert!(twice.commands.iter().any(|c| c.starts_with("mldebug run ")));
-    // Every mldebug run finding has its row (the doctor links findings by id).
-    for id in [
-        "grads-accumulate",
-        "step-changes-nothing",
-        "optimizer-not-model",
-        "params-not-optimized",
-        "mostly-frozen",
-        "no-gradient",
-        "labels-all-ignored",
-        "padding-labelled",
-        "labels-shifted-twice",
-        "labels-not-shifted",
-        "softmax-before-loss",
-        "init-loss-off",
-        "nonfinite",
-        "loss-spike-batch",
-        "train-in-eval-mode",
-        "eval-in-train-mode",
-        "dropout-in-eval",
-        "batchnorm-updated-in-eval",
-        "train-eval-overlap",
-        "same-order-every-epoch",
-        "duplicate-batches",
-        "inputs-not-normalised",
-        "class-imbalance",
-        "memory-growth",
-        "data-wait",
-        "no-optimizer-step",
-        "run-error",
-        "ranks-same-data",
-        "ranks-diverged",
-        "grads-not-averaged",
-        "ranks-unwrapped",
-        "rank-straggler",
-    ] {
+    // Every finding the doctor can make has its row (it links findings by id): the list is
+    // the doctor's own, so a new finding without a row fails here.
+    for symptom in mldebug_doctor::finding::Symptom::ALL
+        .into_iter()
+        .chain(mldebug_doctor::finding::Symptom::TRACE)
+    {
+        let id = symptom.id();
         assert!(!row(id).hypotheses.is_empty(), "{id}");
     }
     // The distributed rows name the knobs and the state a resume needs.
