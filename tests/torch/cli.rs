@@ -1,7 +1,7 @@
 //! The CLI around the driver: exit codes, errors from the user's code, a broken protocol, a
 //! Python without torch, stray prints.
 
-use super::support::{mldebug, mldebug_shared, python, statuses};
+use super::support::{mldebug, mldebug_replayed, mldebug_shared, python, statuses};
 
 const MODELS: &str = "tests/fixtures/torch/models.py";
 
@@ -31,7 +31,7 @@ fn a_clean_model_fails_nothing_and_the_next_commands_name_the_torch_form() {
 
 #[test]
 fn a_detached_layer_fails_grad_flow_and_names_it() {
-    let out = mldebug(&[
+    let out = mldebug_replayed(&[
         "--json",
         "check",
         "grad-flow",
@@ -142,7 +142,7 @@ fn a_python_without_torch_is_exit_2_with_the_install_hint() {
 
 #[test]
 fn prints_from_the_users_code_do_not_break_the_report() {
-    let out = mldebug(&["--json", "check", "init-loss", "--torch", &target("Chatty")]);
+    let out = mldebug_replayed(&["--json", "check", "init-loss", "--torch", &target("Chatty")]);
     let (checks, _) = statuses(&out);
     assert_eq!(checks, [("init-loss".to_string(), "pass".to_string())]);
 }

@@ -4,7 +4,7 @@
 //! stderr without a line end, a program that is not Python, a dotted NAME, and flags that do
 //! not apply to a PyTorch model.
 
-use super::support::{mldebug, python, repo, statuses};
+use super::support::{mldebug, mldebug_replayed, python, repo, statuses};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
@@ -261,7 +261,7 @@ fn a_program_that_is_not_python_is_a_usage_error_naming_it() {
 
 #[test]
 fn a_dotted_name_is_resolved_as_attribute_access() {
-    let out = mldebug(&[
+    let out = mldebug_replayed(&[
         "--json",
         "check",
         "init-loss",

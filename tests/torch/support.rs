@@ -52,9 +52,27 @@ pub fn mldebug(args: &[&str]) -> Output {
         .expect("run mldebug")
 }
 
-/// [`mldebug`], run once per binary for a given `args`: tests that only read the same report
-/// (its findings, its schema) share one Python start. A test about the run itself (the same
-/// seed twice, a time limit) calls [`mldebug`].
+/// [`mldebug`] for a test about what the binary makes of a driver run (its report, exit code,
+/// schema): the driver's measurement is kept under `target/test-cache/torch-cli` and replayed
+/// while the driver, the request, the interpreter and the fixtures' folder are unchanged
+/// (`MLDEBUG_TORCH_REPLAY`, see [`super::cache`]); the judgement and the report run anew. A
+/// test about the Python side itself (an error, a time limit, the same seed twice) calls
+/// [`mldebug`].
+pub fn mldebug_replayed(args: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mldebug"));
+    command
+        .args(args)
+        .env("MLDEBUG_PYTHON", python())
+        .env("NO_COLOR", "1")
+        .current_dir(repo());
+    if super::cache::enabled() {
+        command.env("MLDEBUG_TORCH_REPLAY", super::cache::dir("torch-cli"));
+    }
+    command.output().expect("run mldebug")
+}
+
+/// [`mldebug_replayed`], run once per binary for a given `args`: tests that only read the same
+/// report (its findings, its schema) share one run of it.
 pub fn mldebug_shared(args: &[&str]) -> Arc<Output> {
     type Runs = Mutex<HashMap<Vec<String>, Arc<OnceLock<Arc<Output>>>>>;
     static RUNS: OnceLock<Runs> = OnceLock::new();
@@ -67,7 +85,8 @@ pub fn mldebug_shared(args: &[&str]) -> Arc<Output> {
         .or_default()
         .clone();
     // Outside the map's lock: a second caller of the same args waits for the first run only.
-    cell.get_or_init(|| Arc::new(mldebug(args))).clone()
+    cell.get_or_init(|| Arc::new(mldebug_replayed(args)))
+        .clone()
 }
 
 /// The `--json` report's findings as (check, status) pairs, and the document.

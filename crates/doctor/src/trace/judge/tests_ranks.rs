@@ -106,8 +106,10 @@ fn split(p: &[u64], r: u32, drop_last: bool) -> Vec<u64> {
 
 #[test]
 fn a_correct_distributed_split_has_no_finding_padded_cut_or_sampled() {
-    for (n, bits) in [(320, 0), (321, 0), (200_000, 7), (200_001, 7)] {
-        for (seed, drop_last) in (1..=4).flat_map(|s| [(s, false), (s, true)]) {
+    // Four shuffles of the small datasets, two of the large ones (each a second in a debug
+    // build): the sampled path's rows are chosen by value, so a shuffle changes little there.
+    for (n, bits, seeds) in [(320, 0, 4), (321, 0, 4), (200_000, 7, 2), (200_001, 7, 2)] {
+        for (seed, drop_last) in (1..=seeds).flat_map(|s| [(s, false), (s, true)]) {
             let p = perm(n, seed);
             let recs = ranks_reading(n, bits, json!({}), |r| split(&p, r, drop_last));
             let found = findings(&recs);
