@@ -53,6 +53,7 @@ mod sweeps_doc_tables;
 mod triage_bench;
 mod triage_cli;
 mod zoo_matrix;
+mod zoo_runs;
 
 #[global_allocator]
 static ALLOC: mldebug_diagnostics::memory::CountingAllocator =
