@@ -266,8 +266,6 @@ fn the_registry_is_consistent() {
     assert!(all.iter().filter(|m| m.clean).count() >= 3);
 }
 
-/// The checks a twin must fail: its clean model passes them, the twin fails them (seed 0; the
-/// matrix over seeds is the checks' own test).
 // Every check on every zoo model, clean ones passing and twins failing where their clean model
 // passes, is the root crate's `tests/it/zoo_matrix.rs`: over five seeds, and at seed 0 without
 // even a warning on a clean model (where these tests were before).
