@@ -395,7 +395,8 @@ fn an_integer_variable_is_a_buffer() -> Result<()> {
 #[test]
 fn batch_norm_on_4d_input_without_affine_passes_every_check() {
     use mldebug_diagnostics::zoo::batch_norm::BnCnn;
-    for seed in 0..5 {
+    // Three seeds: the zoo's BatchNorm CNN (affine) runs over five in the zoo matrix.
+    for seed in 0..3 {
         let opts = Options {
             seed,
             ..Options::default()
