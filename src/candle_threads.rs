@@ -47,6 +47,6 @@ pub fn hide_from(command: &mut Command) {
 }
 
 /// Whether the variable in this process's environment is ours.
-pub fn set_by_us() -> bool {
+fn set_by_us() -> bool {
     SET_BY_US.get().copied().unwrap_or(false)
 }
