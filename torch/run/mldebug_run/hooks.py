@@ -32,6 +32,9 @@ def _stack():
         _tls.root = None
         _tls.root_grad = False
         _tls.batchnorm = {}
+        _tls.input_wanted = False  # this root forward's input goes to the step record
+        _tls.autocast = None  # autocast's dtype around it, or inside it at its first child
+        _tls.device_type = None
     return stack
 
 
@@ -61,6 +64,10 @@ def forward_pre(module, args):
             _root_pre(st, module, args)
         except Exception as err:
             st.fail("forward", err)
+    elif _tls.input_wanted and len(stack) == 1 and _tls.autocast is None:
+        # The root's first child: an autocast entered inside the root's own forward (as
+        # accelerate wraps it) is on now, not around the root's call.
+        _tls.autocast = stages.autocast_now(_tls.device_type)
     if module.training and not torch.is_grad_enabled() and isinstance(
             module, torch.nn.modules.batchnorm._BatchNorm):
         version = mode.batchnorm_version(module)
@@ -98,6 +105,7 @@ def forward_post(module, args, kwargs, result=_MISSING):
 
 
 def _root_pre(st, module, args):
+    _tls.input_wanted = False
     entry = models.lookup(module)
     if entry is None:
         return
@@ -107,8 +115,12 @@ def _root_pre(st, module, args):
         st.first_forward = st.now()
     if st.interval.start is None:
         st.interval.start = st.first_forward
+    _tls.input_wanted = _tls.root_grad and st.heavy and st.interval.input is None
     if _tls.root_grad:
         stages.mark("forward")
+    if _tls.input_wanted:
+        _tls.device_type = stages.device_type(entry)
+        _tls.autocast = stages.autocast_now(_tls.device_type)
     labels.root_forward_started(entry, args)
 
 
@@ -122,8 +134,11 @@ def _root_post(st, module, args, kwargs):
         iv.forwards += 1
         iv.training = module.training if iv.training is None else (iv.training and module.training)
         _fingerprint_batch(iv, args, kwargs)
+        if _tls.input_wanted:
+            stages.note_input(entry, args, kwargs, _tls.autocast)
     else:
         iv.nograd_forwards += 1
+    _tls.input_wanted = False
     mode.note_root_forward(entry, module, grad)
     data.note_forward(grad, module.training)
     labels.root_forward_ended(entry, args, kwargs)

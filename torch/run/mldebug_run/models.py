@@ -10,7 +10,9 @@ the record describes the module it wraps and names the wrapper.
 What it never does: hold a strong reference to a module, or change one.
 """
 
+import json
 import sys
+import warnings
 import weakref
 
 from . import state as _state
@@ -19,6 +21,13 @@ from .where import where
 WRAPPERS = ("DistributedDataParallel", "DataParallel", "FullyShardedDataParallel",
             "OptimizedModule")
 CAUSAL_LM_SUFFIXES = ("ForCausalLM", "LMHeadModel")
+# The largest transformers config carried in the `model` record, serialised: published configs
+# are a few kilobytes; one that is larger (a classifier's id2label of thousands of classes)
+# would make one trace line as large as the rest of the trace, for fields no estimate reads.
+CONFIG_MAX_BYTES = 64 * 1024
+# How deep a config's nested objects are followed (a multimodal config nests its text and
+# vision configs two levels down); anything deeper is left out.
+CONFIG_MAX_DEPTH = 8
 
 
 def unwrap(module):
@@ -102,7 +111,9 @@ def _write_model(entry, module, inner, wrapper):
             batchnorm += 1
         elif type(m).__module__.startswith("peft.tuners.lora") and hasattr(m, "lora_A"):
             lora += 1
-    config = getattr(base_model(inner), "config", None)
+    base = base_model(inner)
+    config = getattr(base, "config", None)
+    hf = _config_dict(config)
     st.emit("model", step=st.step, model=entry.index, **{"class": type(inner).__name__},
             module=type(inner).__module__, where=where(2), shifts_labels=entry.shifts_labels,
             parameters=sum(p.numel() for p in params),
@@ -110,11 +121,109 @@ def _write_model(entry, module, inner, wrapper):
             tensors=len(params), trainable_tensors=sum(1 for p in params if p.requires_grad),
             dropout=dropout, batchnorm=batchnorm, lora=lora, wrapper=wrapper,
             training=bool(module.training), device=device_of(inner),
-            pad_token_id=_int_or_none(getattr(config, "pad_token_id", None)))
+            pad_token_id=_int_or_none(getattr(config, "pad_token_id", None)),
+            dtype=_main_dtype(params), config=hf,
+            attn_implementation=_attention(config) if hf is not None else None,
+            gradient_checkpointing=_checkpointing(base) if hf is not None else None,
+            **_lora_config(inner))
 
 
 def _int_or_none(value):
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _str_or_none(value):
+    return value if isinstance(value, str) else None
+
+
+def _main_dtype(params):
+    """The dtype holding most of the parameters' elements (`float32`, `bfloat16`), or None."""
+    counts = {}
+    for p in params:
+        counts[p.dtype] = counts.get(p.dtype, 0) + p.numel()
+    if not counts:
+        return None
+    return str(max(counts, key=counts.get)).replace("torch.", "")
+
+
+def _plain_json(value, depth):
+    """`value` keeping only what JSON holds (numbers, strings, booleans, null, lists and
+    string-keyed objects of those); `_DROP` for anything else or anything deeper than
+    CONFIG_MAX_DEPTH. A list with one element that cannot be kept is dropped whole."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if depth >= CONFIG_MAX_DEPTH:
+        return _DROP
+    if isinstance(value, (list, tuple)):
+        items = [_plain_json(v, depth + 1) for v in value]
+        return _DROP if any(v is _DROP for v in items) else items
+    if isinstance(value, dict):
+        out = {}
+        for k, v in value.items():
+            if isinstance(k, (str, int)) and not isinstance(k, bool):
+                v = _plain_json(v, depth + 1)
+                if v is not _DROP:
+                    out[str(k)] = v
+        return out
+    return _DROP
+
+
+_DROP = object()
+
+
+def _config_dict(config):
+    """A transformers config as a plain JSON object (`config.to_dict()`), or None: no config,
+    not a transformers one, larger than CONFIG_MAX_BYTES once serialised, or any error."""
+    if config is None or not type(config).__module__.startswith("transformers."):
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the program's output stays its own
+            d = _plain_json(config.to_dict(), 0)
+        if not isinstance(d, dict):
+            return None
+        if len(json.dumps(d).encode("utf-8")) > CONFIG_MAX_BYTES:
+            return None
+        return d
+    except Exception:
+        return None
+
+
+def _attention(config):
+    """The attention kernel transformers chose (`eager`, `sdpa`, `flash_attention_2`), or None."""
+    try:
+        return _str_or_none(getattr(config, "_attn_implementation", None))
+    except Exception:
+        return None
+
+
+def _checkpointing(base):
+    """Whether transformers' activation checkpointing is on in any of the model's modules (read
+    from the flag `gradient_checkpointing_enable` sets, not from the deprecated property that
+    warns)."""
+    try:
+        return any(getattr(m, "gradient_checkpointing", False) is True for m in base.modules())
+    except Exception:
+        return None
+
+
+def _lora_config(inner):
+    """`lora_rank` and `lora_targets` of a peft LoRA wrapper's first adapter, else None each."""
+    out = {"lora_rank": None, "lora_targets": None}
+    try:
+        configs = getattr(inner, "peft_config", None)
+        if not isinstance(configs, dict) or not configs:
+            return out
+        cfg = next(iter(configs.values()))
+        out["lora_rank"] = _int_or_none(getattr(cfg, "r", None))
+        targets = getattr(cfg, "target_modules", None)
+        if isinstance(targets, str):
+            out["lora_targets"] = targets
+        elif isinstance(targets, (list, tuple, set, frozenset)):
+            out["lora_targets"] = sorted(str(t) for t in targets)
+    except Exception:
+        pass
+    return out
 
 
 def names(entry):

@@ -38,6 +38,7 @@ class Interval:
         self.batch = None  # a running blake2b over the training forwards' inputs
         self.budget = {}  # (record kind, grad enabled) -> records written in this interval
         self.stages = None  # point -> memory at a stage boundary, heavy steps (probes/stages.py)
+        self.input = None  # the first training forward's input, heavy steps (probes/stages.py)
 
 
 class ModelEntry:

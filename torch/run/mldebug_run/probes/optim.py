@@ -60,7 +60,8 @@ def _optimizer_record(entry, opt, tensors):
     numel_in = sum(p.numel() for p in tensors if id(p) in in_model)
     numel = sum(p.numel() for p in tensors)
     groups = [{"tensors": len(g["params"]), "numel": sum(p.numel() for p in g["params"]),
-               "lr": _number(g.get("lr")), "weight_decay": _number(g.get("weight_decay"))}
+               "lr": _number(g.get("lr")), "weight_decay": _number(g.get("weight_decay")),
+               "momentum": _number(g.get("momentum"))}
               for g in opt.param_groups]
     st.emit("optimizer", step=st.step, optimizer=entry.index, **{"class": type(opt).__name__},
             where=entry.where, tensors=len(tensors), numel=numel, in_models=numel_in,
@@ -266,7 +267,7 @@ def _step_record(entry, opt, pre, grad_norm):
     now = st.now()
     start = iv.start if iv.start is not None else st.first_forward
     lr = opt.param_groups[0].get("lr") if opt.param_groups else None
-    return {
+    record = {
         "step": entry.steps, "optimizer": entry.index, "time": now,
         "step_s": None if start is None else now - start, "data_wait_s": iv.data_wait,
         "forwards": iv.forwards, "nograd_forwards": iv.nograd_forwards,
@@ -279,6 +280,9 @@ def _step_record(entry, opt, pre, grad_norm):
         "batch": iv.batch.hexdigest() if iv.batch is not None else None,
         "param_checksum": None, "grad_checksum": None,
     }
+    if iv.input is not None:
+        record["input"] = iv.input
+    return record
 
 
 def _update_fields(record, tensors, pre, floats):
