@@ -104,6 +104,14 @@ pub struct Model {
     pub lora: u64,
     pub wrapper: Option<String>,
     pub training: Option<bool>,
+    pub dtype: Option<String>,
+    /// The transformers config as a JSON object (any JSON here: read by `mldebug-memory`).
+    pub config: Option<serde_json::Value>,
+    pub attn_implementation: Option<String>,
+    pub gradient_checkpointing: Option<bool>,
+    pub lora_rank: Option<u64>,
+    /// A list of module names or one string (`all-linear`, a pattern).
+    pub lora_targets: Option<serde_json::Value>,
 }
 
 /// One parameter group of an optimizer.
@@ -116,6 +124,8 @@ pub struct Group {
     pub lr: Option<f64>,
     #[serde(deserialize_with = "num")]
     pub weight_decay: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub momentum: Option<f64>,
 }
 
 /// `optimizer`.
@@ -186,6 +196,19 @@ pub struct Step {
     pub param_checksum: Option<f64>,
     #[serde(deserialize_with = "num")]
     pub grad_checksum: Option<f64>,
+    /// The first training forward's main input, on heavy steps.
+    pub input: Option<Input>,
+}
+
+/// The `input` of a `step` record.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Input {
+    pub model: u32,
+    pub argument: Option<String>,
+    pub shape: Vec<u64>,
+    pub dtype: Option<String>,
+    pub autocast: Option<String>,
 }
 
 /// One group of a `grads` record.

@@ -5,6 +5,7 @@
 mod data;
 mod labels;
 mod lifecycle;
+mod memory_estimate;
 mod mode;
 mod numerics;
 mod optimizer;
@@ -154,6 +155,8 @@ fn pct(x: f64) -> String {
 pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_memory_estimate;
 #[cfg(test)]
 mod tests_ranks;
 #[cfg(test)]

@@ -6,8 +6,10 @@
 //! A stage's figure is the rise of the peak between its two ends: on CUDA of
 //! `max_memory_allocated` (the peak so far: the program's own reading of it is never reset), on
 //! CPU of the process's peak resident set; beside it the change of what is held at its end
-//! (`memory_allocated`, or the resident set).
+//! (`memory_allocated`, or the resident set). For a transformers model whose config
+//! `mldebug memory` reads, its estimate of each stage stands beside them ([`memory_estimate`]).
 
+use super::memory_estimate::{self, Figure, Measured};
 use crate::finding::{Finding, Severity, Symptom};
 use crate::trace::read::Process;
 use crate::trace::records::{Memory, Step};
@@ -153,12 +155,41 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
             ));
         }
     }
+    let beside = memory_estimate::beside(p, &measured(&steps, cuda));
+    if let Some(b) = beside {
+        summary.push_str(b.summary.as_deref().unwrap_or(""));
+        details.extend(b.details);
+        for (name, value) in b.numbers {
+            f = f.number(name, value);
+        }
+    }
     out.push(
         f.summary(summary)
             .number("first_step_peak_rise_bytes", rise1.unwrap_or(f64::NAN))
             .number("second_over_first_bytes", rise2.unwrap_or(f64::NAN))
             .details(details),
     );
+}
+
+/// The figures the estimate is compared with: the stages of the last step reported (the
+/// steady state the estimate describes), what was held before the first forward, the peak.
+fn measured(steps: &[(&Step, &BTreeMap<String, Memory>)], cuda: bool) -> Measured {
+    let (first, last) = (steps[0].1, steps[steps.len() - 1]);
+    let figures = stages(last.1, cuda);
+    let mut out = [None; 3];
+    for ((slot, (_, _, end)), st) in out.iter_mut().zip(STAGES).zip(figures) {
+        *slot = peak(last.1, end, cuda).map(|bytes| Figure {
+            bytes,
+            own: st.peak_rise.is_some_and(|r| r > 0.0),
+        });
+    }
+    Measured {
+        cuda,
+        step: last.0.step,
+        load: first.get("forward").and_then(|m| readings(m, cuda).1),
+        stages: out,
+        peak: peak(last.1, "step_end", cuda),
+    }
 }
 
 /// The finding's number for one stage of one step.
