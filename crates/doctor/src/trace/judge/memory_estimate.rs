@@ -24,6 +24,7 @@ use mldebug_memory::fit::{MAX_BATCH, MAX_SEQ};
 use mldebug_memory::setup::{
     Attention, Method, Optimizer, Precision, Quant, Setup, Shard, Targets,
 };
+use mldebug_text::number::num;
 use serde_json::Value;
 use std::path::Path;
 
@@ -377,70 +378,50 @@ fn compare(plan: &Plan, m: &Measured) -> Beside {
             .map_or(f64::NAN, |x| x.bytes)
     };
     let own = |bytes: Option<f64>| bytes.map(|bytes| Figure { bytes, own: true });
-    let rows: [(f64, Option<Figure>, String); 5] = [
-        (
-            stage(Stage::Load),
-            own(m.load),
-            "held before the first forward".into(),
-        ),
-        (
-            stage(Stage::Forward),
-            m.stages[0],
-            format!("step {}'s peak by the end of its forward", m.step),
-        ),
-        (
-            stage(Stage::Backward),
-            m.stages[1],
-            format!("step {}'s peak by the end of its backward", m.step),
-        ),
-        (
-            stage(Stage::OptimizerStep),
-            m.stages[2],
-            format!("step {}'s peak by the end of its optimizer step", m.step),
-        ),
-        (
-            e.peak,
-            own(m.peak),
-            format!("the peak by the end of step {}", m.step),
-        ),
+    // In ROWS' order: load, the three stages, the peak.
+    let rows: [(f64, Option<Figure>); 5] = [
+        (stage(Stage::Load), own(m.load)),
+        (stage(Stage::Forward), m.stages[0]),
+        (stage(Stage::Backward), m.stages[1]),
+        (stage(Stage::OptimizerStep), m.stages[2]),
+        (e.peak, own(m.peak)),
     ];
     let device = if m.cuda {
-        "on CUDA the measured figures are max_memory_allocated (and memory_allocated for load): \
-         tensors, as the estimate counts them; the CUDA context and the allocator's reserve are \
-         in neither"
+        "on CUDA the measured figures are the allocator's (max_memory_allocated; \
+         memory_allocated for load): tensors, as the estimate counts them"
     } else {
         "on CPU the measured figures are the process's resident set (the interpreter, the \
          libraries and the allocator's caches besides the tensors): the comparison is rough"
     };
-    let mut details = vec![
-        format!(
-            "mldebug memory's estimate of a steady-state step of this run (the same as \
-             `mldebug memory --config <its config.json> {}`), measured / estimated:",
-            flags(&plan.setup)
-        ),
-        device.to_string(),
-    ];
-    details.extend(plan.notes.iter().cloned());
     let mut numbers = Vec::new();
-    for ((label, keys), (est, fig, what)) in ROWS.iter().zip(rows) {
+    let mut parts = Vec::new();
+    for ((label, keys), (est, fig)) in ROWS.iter().zip(rows) {
         let ratio = fig.map_or(f64::NAN, |f| f.bytes / est);
-        details.push(match fig {
-            Some(f) if f.own => format!(
-                "{label}: measured {} ({what}), estimated {}: ×{ratio:.2}",
-                mib(f.bytes),
-                mib(est)
-            ),
-            Some(f) => format!(
-                "{label}: measured at most {} ({what}; the stage stayed below an earlier peak), \
-                 estimated {}: at most ×{ratio:.2}",
-                mib(f.bytes),
-                mib(est)
-            ),
-            None => format!("{label}: measured unknown, estimated {}", mib(est)),
-        });
+        parts.push(pair(label, fig, est, ratio));
         numbers.push((keys[0], est));
         numbers.push((keys[1], fig.map_or(f64::NAN, |f| f.bytes)));
         numbers.push((keys[2], ratio));
+    }
+    // Few lines: the finding holds at most MAX_DETAILS, and the measured stages come first.
+    let mut details = vec![
+        format!(
+            "mldebug memory's estimate of a steady-state step of this run (`mldebug memory \
+             --config <its config.json> {}`), measured / estimated; {device}",
+            flags(&plan.setup)
+        ),
+        format!(
+            "step {}, the peak by each stage's end (at most: the stage stayed below an earlier \
+             peak): {}",
+            m.step,
+            parts[1..4].join(", ")
+        ),
+        format!(
+            "{} (held before the first forward); {} (by the end of step {})",
+            parts[0], parts[4], m.step
+        ),
+    ];
+    if !plan.notes.is_empty() {
+        details.push(format!("assumed: {}", plan.notes.join("; ")));
     }
     let measured = m.peak.map_or(String::new(), |p| {
         let rough = if m.cuda { "" } else { ", rough on CPU" };
@@ -453,6 +434,24 @@ fn compare(plan: &Plan, m: &Measured) -> Beside {
         )),
         details,
         numbers,
+    }
+}
+
+/// `forward 755.9 / 2.4 MiB ×316`: measured / estimated and their ratio.
+fn pair(label: &str, fig: Option<Figure>, est: f64, ratio: f64) -> String {
+    let est = est / MIB;
+    match fig {
+        Some(f) if f.own => format!(
+            "{label} {:.1} / {est:.1} MiB ×{}",
+            f.bytes / MIB,
+            num(ratio)
+        ),
+        Some(f) => format!(
+            "{label} at most {:.1} / {est:.1} MiB ×{} at most",
+            f.bytes / MIB,
+            num(ratio)
+        ),
+        None => format!("{label} unknown / {est:.1} MiB"),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::judge;
 use super::test_support::{clean, processes};
-use crate::finding::{Finding, Severity, Symptom};
+use crate::finding::{Finding, Severity, Symptom, MAX_DETAILS};
 use mldebug_memory::estimate::{estimate, Estimate, Stage};
 use mldebug_memory::setup::{Attention, Method, Optimizer, Precision, Setup, Targets};
 use mldebug_memory::{config, Shape};
@@ -178,12 +178,11 @@ fn a_gpt2_run_gets_mldebug_memorys_own_estimate_beside_its_stages() {
         assert!(f.summary.contains("mldebug memory estimates its peak at"));
         let all = f.details.join("\n");
         assert!(all.contains("--batch 8 --seq 16 --precision fp32 --optimizer adamw"));
-        assert!(all.contains("forward: measured 860.0 MiB"), "{all}");
+        assert!(all.contains("forward 860.0 / "), "{all}");
         // Step 2's backward stayed below an earlier peak: an upper bound, said so.
-        assert!(
-            all.contains("backward: measured at most 860.0 MiB"),
-            "{all}"
-        );
+        assert!(all.contains("backward at most 860.0 / "), "{all}");
+        assert!(all.contains("load 500.0 / "), "{all}");
+        assert!(all.contains("(by the end of step 2)"), "{all}");
         assert_eq!(all.contains("rough"), !cuda, "{all}");
         // The measured numbers are those of the trace without a config.
         let plain = stages_finding(&with_points(clean(5), cuda));
@@ -306,6 +305,9 @@ fn what_the_estimate_assumes_is_said() {
     ] {
         assert!(all.contains(words), "{words}: {all}");
     }
+    // With every assumption said, nothing is cut: the finding's lines are bounded.
+    assert!(f.details.len() < MAX_DETAILS, "{all}");
+    assert!(all.contains("(by the end of step 2)"), "{all}");
     assert_numbers(&f, &expected(&gpt2_config(), |_| {}));
 }
 
