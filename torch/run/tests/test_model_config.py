@@ -1,7 +1,7 @@
 """What the trace carries for an estimate of a run's memory: a transformers model's config in
 its `model` record (with the parameters' dtype, the attention kernel, activation checkpointing
-and a LoRA wrapper's rank and targets), the first training forward's input on the heavy steps'
-`step` records, and each optimizer group's momentum. A plain module has no config.
+and a LoRA wrapper's rank and targets), the first training forward's input (and the autocast
+dtype it ran under) on the heavy steps' `step` records, and each optimizer group's momentum. A plain module has no config.
 
     python -m unittest discover -s torch/run/tests -t torch/run/tests -p test_model_config.py
 """
@@ -63,6 +63,14 @@ class PlainModule(unittest.TestCase):
         got = steps(records)[0]["input"]
         self.assertEqual((got["argument"], got["shape"][0]), ("0", 16))
         self.assertEqual(kind(records, "optimizer")[0]["groups"][0]["momentum"], 0.9)  # SGD
+
+
+@unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
+class Autocast(unittest.TestCase):
+    def test_autocast_around_or_inside_the_forward_is_seen(self):
+        for where, expected in (("around", "bfloat16"), ("inside", "bfloat16"), ("none", None)):
+            found = [s["input"]["autocast"] for s in steps(trace_of("autocast.py", "--where", where))]
+            self.assertEqual(found, [expected] * 3, where)
 
 
 class PlainJson(unittest.TestCase):
