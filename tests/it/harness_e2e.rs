@@ -2,8 +2,8 @@
 //! `examples/user-crate`), once clean and once with a planted bug, and the same crate's own
 //! `#[test]` runs a check through the library.
 //!
-//! The first run compiles candle into `target/e2e-user-crate` (minutes, once); later runs only
-//! rebuild the small crate and the harness.
+//! The copies build into the workspace's target dir and reuse the candle its tests were built
+//! with (see `harness_support`); a run builds only the small crate and the harness.
 
 use crate::harness_support;
 
@@ -252,4 +252,87 @@ fn timeout_stops_the_harness_checks_and_keeps_the_verdicts_before_it() {
     );
     let init = found.iter().find(|(c, _, _)| c == "init-loss").unwrap();
     assert_ne!(init.1, "error", "{init:?}");
+}
+
+/// The features cargo enables on candle-core's dependency graph, one `name version [features]`
+/// line per package, as `cargo tree` resolves them in `dir` over `edges`.
+fn candle_features(dir: &std::path::Path, edges: &str) -> std::collections::BTreeSet<String> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["tree", "--offline", "-e", edges, "-p", "candle-core"])
+        .args(["--prefix", "none", "-f", "{p} [{f}]"])
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", show(&out));
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| l.trim_end_matches(" (*)").to_string())
+        .collect()
+}
+
+/// The copies reuse the workspace's compiled candle only while cargo resolves candle's graph
+/// for them as it did for the workspace's tests (dev-dependencies included) and compiles each
+/// shared crate with the same settings. When a dependency change breaks that, nothing fails
+/// but the first harness test compiles candle again (minutes): this test says what to align.
+#[test]
+fn e2e_crates_build_candle_as_the_workspace_does() {
+    let copy = user_crate_copy(|lib| lib);
+    let workspace = candle_features(&harness_support::repo(), "normal,build,dev");
+    let e2e = candle_features(copy.path(), "normal,build");
+    let only = |a: &std::collections::BTreeSet<String>, b: &std::collections::BTreeSet<String>| {
+        a.difference(b).cloned().collect::<Vec<_>>().join("\n  ")
+    };
+    assert!(
+        workspace == e2e,
+        "candle's graph differs; align ALIGNING_DEPENDENCIES in tests/it/harness_support.rs\n\
+         workspace only:\n  {}\ncopies only:\n  {}",
+        only(&workspace, &e2e),
+        only(&e2e, &workspace)
+    );
+    // The same opt-level for every crate of the graph: the workspace's overrides that name
+    // one of its crates are exactly the copies' E2E_UNOPTIMISED.
+    let manifest: toml::Table = std::fs::read_to_string(harness_support::repo().join("Cargo.toml"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    let overrides = manifest["profile"]["dev"]["package"].as_table().unwrap();
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let all = std::process::Command::new(cargo)
+        .args([
+            "tree",
+            "--offline",
+            "-e",
+            "normal,build",
+            "--prefix",
+            "none",
+            "-f",
+            "{p}",
+        ])
+        .current_dir(copy.path())
+        .output()
+        .unwrap();
+    let in_graph: std::collections::BTreeSet<String> = String::from_utf8_lossy(&all.stdout)
+        .lines()
+        .filter_map(|l| l.split(' ').next().map(str::to_string))
+        .collect();
+    let mut expected: Vec<&str> = overrides
+        .iter()
+        .filter(|(name, _)| *name != "*" && in_graph.contains(name.as_str()))
+        .map(|(name, settings)| {
+            assert_eq!(
+                settings.get("opt-level").and_then(|v| v.as_integer()),
+                Some(0),
+                "{name}: the copies set opt-level 0 only"
+            );
+            name.as_str()
+        })
+        .collect();
+    let mut listed = harness_support::E2E_UNOPTIMISED.to_vec();
+    expected.sort_unstable();
+    listed.sort_unstable();
+    assert_eq!(
+        expected, listed,
+        "the workspace's opt-level overrides on the copies' graph vs E2E_UNOPTIMISED"
+    );
 }

@@ -1,9 +1,12 @@
 //! Shared by the harness tests: temporary copies of `examples/user-crate` and a way to run the
 //! real `mldebug` binary in them.
 //!
-//! Every copy builds into one persistent target dir (`target/e2e-user-crate`), so candle is
-//! compiled once and each copy only adds its own small crate and the harness; each copy keeps
-//! its folder from run to run ([`CrateCopy`]), so a rerun rebuilds only what changed.
+//! Every copy builds into the target dir of the `cargo test` that built this binary, with a
+//! manifest ([`e2e_manifest`]) under which cargo resolves candle and everything it depends on
+//! exactly as it did for the workspace's own tests, so candle's compiled artefacts are reused
+//! and each copy only adds its own small crate and the harness
+//! ([`e2e_crates_build_candle_as_the_workspace_does`] fails when that stops holding); each copy
+//! keeps its folder from run to run ([`CrateCopy`]), so a rerun rebuilds only what changed.
 
 #![allow(dead_code)]
 
@@ -17,9 +20,13 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The target dir every copy of the example crate shares.
+/// The target dir every copy of the example crates builds into: the one this test binary was
+/// built in (`CARGO_TARGET_TMPDIR` is its `tmp` folder).
 pub fn e2e_target() -> PathBuf {
-    repo().join("target").join("e2e-user-crate")
+    Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .expect("the target dir holds tmp/")
+        .to_path_buf()
 }
 
 /// A crate the tests build: a folder of its own for each copy a test makes, under
@@ -96,6 +103,73 @@ fn remove_all_but(dir: &Path, files: &[(&str, Vec<u8>)]) {
     }
 }
 
+/// Dependencies an e2e copy declares only so that cargo enables on candle's dependency graph
+/// the features the workspace's other crates enable there (serde_json's `unbounded_depth` by
+/// cargo_metadata and `float_roundtrip` by jsonschema, rustix's terminal features by crossterm,
+/// syn's `full` by clap's derive and `visit-mut` by tracing's, ...). Features are part of
+/// every compiled artefact's identity: with one of them different, cargo compiles candle and
+/// everything under it a second time, minutes on two cores.
+const ALIGNING_DEPENDENCIES: &str = r#"serde_json = { version = "1", features = ["unbounded_depth", "float_roundtrip"] }
+hashbrown = { version = "0.17", features = ["raw-entry"] }
+rustix = { version = "1", features = ["stdio", "termios"] }
+once_cell = "1"
+serde_core = "1"
+num-complex = { version = "0.4", default-features = false, features = ["std"] }
+tracing = "0.1"
+clap = { version = "4.6", features = ["derive", "wrap_help"] }
+"#;
+
+/// The crates of the copies' dependency graph that the workspace's `Cargo.toml` compiles
+/// unoptimised in the dev profile (proc macros; a tokenizer and its regex engine that candle
+/// links and no test calls): the copies say the same, or their artefacts would differ.
+pub const E2E_UNOPTIMISED: [&str; 19] = [
+    "syn",
+    "proc-macro2",
+    "serde_derive",
+    "darling_core",
+    "darling_macro",
+    "tracing-attributes",
+    "clap_derive",
+    "zerocopy-derive",
+    "yoke-derive",
+    "zerofrom-derive",
+    "thiserror-impl",
+    "bytemuck_derive",
+    "synstructure",
+    "derive_builder_core",
+    "tokenizers",
+    "fancy-regex",
+    "regex-automata",
+    "regex-syntax",
+    "aho-corasick",
+];
+
+/// An example crate's `manifest` as the e2e copies build it: [`ALIGNING_DEPENDENCIES`] added,
+/// and the workspace's dev profile for dependencies (optimised, no debug info, the
+/// [`E2E_UNOPTIMISED`] crates at opt-level 0). The harness copies the profile like any
+/// user's, so its build matches too.
+pub fn e2e_manifest(manifest: &str) -> String {
+    let deps = "[dependencies]\n";
+    let all = "[profile.dev.package.\"*\"]\nopt-level = 3\n";
+    assert!(
+        manifest.contains(deps) && manifest.contains(all),
+        "the example's manifest no longer has `{deps}` and `{all}`"
+    );
+    let mut out = manifest
+        .replacen(deps, &format!("{deps}{ALIGNING_DEPENDENCIES}"), 1)
+        .replacen(all, &format!("{all}debug = false\n"), 1);
+    for name in E2E_UNOPTIMISED {
+        out.push_str(&format!("\n[profile.dev.package.{name}]\nopt-level = 0\n"));
+    }
+    out
+}
+
+/// The workspace's `Cargo.lock`, which every copy starts from, so that cargo picks the
+/// versions the workspace built (it drops what the copy does not use).
+pub fn workspace_lock() -> Vec<u8> {
+    std::fs::read(repo().join("Cargo.lock")).expect("Cargo.lock")
+}
+
 /// A copy of `examples/user-crate` ([`CrateCopy`]), its `src/lib.rs` passed through `edit` (to
 /// plant a bug) and its path dependency on the diagnostics made absolute.
 pub fn user_crate_copy(edit: impl Fn(String) -> String) -> CrateCopy {
@@ -110,10 +184,10 @@ pub fn user_crate_copy(edit: impl Fn(String) -> String) -> CrateCopy {
         manifest.contains(diagnostics.to_str().unwrap()),
         "path dep not rewritten"
     );
-    let mut files = vec![("Cargo.toml", manifest.into_bytes())];
-    if let Ok(lock) = std::fs::read(src.join("Cargo.lock")) {
-        files.push(("Cargo.lock", lock));
-    }
+    let mut files = vec![
+        ("Cargo.toml", e2e_manifest(&manifest).into_bytes()),
+        ("Cargo.lock", workspace_lock()),
+    ];
     let lib = std::fs::read_to_string(src.join("src").join("lib.rs")).unwrap();
     files.push(("src/lib.rs", edit(lib).into_bytes()));
     CrateCopy::new("user-crate", &files)

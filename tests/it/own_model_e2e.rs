@@ -4,8 +4,8 @@
 //! crate is byte-for-byte unchanged afterwards; the differentiable twin passes; a real batch
 //! whose labels are all masked fails label-mask.
 //!
-//! Every copy builds into the target dir the other harness tests share
-//! (`target/e2e-user-crate`), so candle is compiled once for all of them.
+//! Every copy builds into the target dir the other harness tests share (the workspace's, see
+//! `harness_support`), so candle is not compiled again for them.
 
 use crate::harness_support;
 
@@ -23,8 +23,12 @@ fn tinylm_copy(edit: impl Fn(String) -> String) -> CrateCopy {
     let dir = CrateCopy::new(
         "tinylm",
         &[
-            ("Cargo.toml", read("Cargo.toml")),
-            ("Cargo.lock", read("Cargo.lock")),
+            (
+                "Cargo.toml",
+                harness_support::e2e_manifest(&String::from_utf8(read("Cargo.toml")).unwrap())
+                    .into_bytes(),
+            ),
+            ("Cargo.lock", harness_support::workspace_lock()),
             ("src/lib.rs", edit(lib).into_bytes()),
         ],
     );

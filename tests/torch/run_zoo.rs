@@ -182,13 +182,19 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
     let queue = Mutex::new(jobs());
     let problems = Mutex::new(Vec::<String>::new());
     let caught = Mutex::new(BTreeMap::<String, (usize, usize)>::new());
+    let seconds = Mutex::new(Vec::<(f64, String)>::new());
     std::thread::scope(|s| {
         for _ in 0..WORKERS {
             s.spawn(|| loop {
                 let Some(job) = queue.lock().unwrap().pop() else {
                     break;
                 };
+                let started = std::time::Instant::now();
                 let (found, doc) = watch(&job, inputs);
+                seconds.lock().unwrap().push((
+                    started.elapsed().as_secs_f64(),
+                    format!("{} seed {}", job.name, job.seed),
+                ));
                 let mut c = caught.lock().unwrap();
                 let entry = c.entry(job.name.clone()).or_default();
                 entry.1 += 1;
@@ -226,6 +232,14 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
     });
     for (name, (ok, n)) in caught.lock().unwrap().iter() {
         println!("{name}: {ok}/{n} seeds as expected");
+    }
+    // Where the time went (shown with --nocapture): the total and the slowest jobs.
+    let mut seconds = seconds.into_inner().unwrap();
+    seconds.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let total: f64 = seconds.iter().map(|s| s.0).sum();
+    println!("{} jobs, {total:.0} s in all, the slowest:", seconds.len());
+    for (secs, job) in seconds.iter().take(12) {
+        println!("  {secs:6.1} s  {job}");
     }
     let problems = problems.into_inner().unwrap();
     assert!(
