@@ -85,3 +85,60 @@ pub(crate) fn rank(mut records: Vec<Value>, rank: u32, world: u32) -> Vec<Value>
     records[0]["pid"] = json!(100 + rank);
     records
 }
+
+/// Bytes in a MiB, for the memory fixtures.
+pub const MIB: f64 = 1024.0 * 1024.0;
+
+/// Stage points of steps 1 and 2, each step's five points (forward, backward, backward_end,
+/// step, step_end) as (peak, held) MiB. Step 1: forward +100 (activations), backward +50,
+/// optimizer step +200 (its state); step 2: the peak rises by 10 in its forward, by nothing
+/// after.
+pub const TWO_STEPS: [[(f64, f64); 5]; 2] = [
+    [
+        (500.0, 500.0),
+        (600.0, 600.0),
+        (650.0, 550.0),
+        (650.0, 550.0),
+        (850.0, 750.0),
+    ],
+    [
+        (850.0, 750.0),
+        (860.0, 850.0),
+        (860.0, 780.0),
+        (860.0, 780.0),
+        (860.0, 780.0),
+    ],
+];
+
+/// One memory point: the peak and what is held, on CUDA or on the CPU.
+pub fn stage_point(cuda: bool, peak: f64, held: f64) -> Value {
+    if cuda {
+        json!({"device": "cuda:0", "rss": 9e8, "rss_peak": 9e8, "allocated": held * MIB,
+               "max_allocated": peak * MIB, "reserved": 2.0 * peak * MIB})
+    } else {
+        json!({"device": "cpu", "rss": held * MIB, "rss_peak": peak * MIB})
+    }
+}
+
+/// `r` with `steps`' points as the `memory_stages` of its step records 1 and 2.
+pub fn with_stage_points(
+    mut r: Vec<Value>,
+    cuda: bool,
+    steps: &[[(f64, f64); 5]; 2],
+) -> Vec<Value> {
+    let names = ["forward", "backward", "backward_end", "step", "step_end"];
+    for (i, pts) in steps.iter().enumerate() {
+        let obj: serde_json::Map<String, Value> = names
+            .iter()
+            .zip(pts)
+            .map(|(n, (p, h))| (n.to_string(), stage_point(cuda, *p, *h)))
+            .collect();
+        for s in r
+            .iter_mut()
+            .filter(|x| x["kind"] == "step" && x["step"] == i as u64 + 1)
+        {
+            s["memory_stages"] = Value::Object(obj.clone());
+        }
+    }
+    r
+}

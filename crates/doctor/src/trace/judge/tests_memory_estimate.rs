@@ -3,15 +3,13 @@
 //! trace without a config is judged as before. The estimate never changes a severity.
 
 use super::judge;
-use super::test_support::{clean, processes};
+use super::test_support::{clean, processes, with_stage_points, MIB, TWO_STEPS};
 use crate::finding::{Finding, Severity, Symptom, MAX_DETAILS};
 use mldebug_memory::estimate::{estimate, Estimate, Stage};
 use mldebug_memory::setup::{Attention, Method, Optimizer, Precision, Setup, Targets};
 use mldebug_memory::{config, Shape};
 use serde_json::{json, Value};
 use std::path::Path;
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 /// A tiny GPT-2's config as transformers' `to_dict()` writes it.
 fn gpt2_config() -> Value {
@@ -46,33 +44,6 @@ fn expected(config: &Value, change: impl FnOnce(&mut Setup)) -> Estimate {
 }
 
 /// A point: (peak, held) in MiB, as CUDA or CPU readings.
-fn point(cuda: bool, peak: f64, held: f64) -> Value {
-    if cuda {
-        json!({"device": "cuda:0", "rss": 9e8, "rss_peak": 9e8, "allocated": held * MIB,
-               "max_allocated": peak * MIB, "reserved": 2.0 * peak * MIB})
-    } else {
-        json!({"device": "cpu", "rss": held * MIB, "rss_peak": peak * MIB})
-    }
-}
-
-/// Step 1: forward +100, backward +50, optimizer step +200; step 2: its forward raises the
-/// peak by 10, its backward and step stay below.
-const POINTS: [[(f64, f64); 5]; 2] = [
-    [
-        (500.0, 500.0),
-        (600.0, 600.0),
-        (650.0, 550.0),
-        (650.0, 550.0),
-        (850.0, 750.0),
-    ],
-    [
-        (850.0, 750.0),
-        (860.0, 850.0),
-        (860.0, 780.0),
-        (860.0, 780.0),
-        (860.0, 780.0),
-    ],
-];
 
 /// `clean(5)` as a transformers run: the model record with `config` (and the fields the
 /// estimate reads), the heavy steps' input, stage points on steps 1 and 2.
@@ -100,22 +71,8 @@ fn hf_run(cuda: bool, config: Value) -> Vec<Value> {
     with_points(r, cuda)
 }
 
-fn with_points(mut r: Vec<Value>, cuda: bool) -> Vec<Value> {
-    let names = ["forward", "backward", "backward_end", "step", "step_end"];
-    for (i, pts) in POINTS.iter().enumerate() {
-        let obj: serde_json::Map<String, Value> = names
-            .iter()
-            .zip(pts)
-            .map(|(n, (p, h))| (n.to_string(), point(cuda, *p, *h)))
-            .collect();
-        for s in r
-            .iter_mut()
-            .filter(|x| x["kind"] == "step" && x["step"] == i as u64 + 1)
-        {
-            s["memory_stages"] = Value::Object(obj.clone());
-        }
-    }
-    r
+fn with_points(r: Vec<Value>, cuda: bool) -> Vec<Value> {
+    with_stage_points(r, cuda, &TWO_STEPS)
 }
 
 fn stages_finding(records: &[Value]) -> Finding {

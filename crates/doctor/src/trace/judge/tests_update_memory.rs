@@ -2,7 +2,7 @@
 //! records that only look like them.
 
 use super::judge;
-use super::test_support::{clean, processes};
+use super::test_support::{clean, processes, with_stage_points, MIB, TWO_STEPS};
 use super::update::UPDATE_TOO_LARGE;
 use crate::finding::{Finding, Severity, Symptom};
 use serde_json::{json, Value};
@@ -99,36 +99,9 @@ fn a_group_without_a_scale_of_its_own_is_not_judged() {
     assert!(found(&r, Symptom::UpdateTooLarge).is_none());
 }
 
-const MIB: f64 = 1024.0 * 1024.0;
-
-/// A point: (peak, held) in MiB, written as CUDA or CPU readings.
-fn point(cuda: bool, peak: f64, held: f64) -> Value {
-    if cuda {
-        json!({"device": "cuda:0", "rss": 9e8, "rss_peak": 9e8, "allocated": held * MIB,
-               "max_allocated": peak * MIB, "reserved": 2.0 * peak * MIB})
-    } else {
-        json!({"device": "cpu", "rss": held * MIB, "rss_peak": peak * MIB})
-    }
-}
-
 /// `clean(5)` with stage points on steps 1 and 2: each step's five points as (peak, held).
 fn with_stages(cuda: bool, steps: [[(f64, f64); 5]; 2]) -> Vec<Value> {
-    let mut r = clean(5);
-    for (i, pts) in steps.iter().enumerate() {
-        let names = ["forward", "backward", "backward_end", "step", "step_end"];
-        let obj: serde_json::Map<String, Value> = names
-            .iter()
-            .zip(pts)
-            .map(|(n, (p, h))| (n.to_string(), point(cuda, *p, *h)))
-            .collect();
-        for s in r
-            .iter_mut()
-            .filter(|x| x["kind"] == "step" && x["step"] == i as u64 + 1)
-        {
-            s["memory_stages"] = Value::Object(obj.clone());
-        }
-    }
-    r
+    with_stage_points(clean(5), cuda, &steps)
 }
 
 #[test]
@@ -136,25 +109,7 @@ fn the_stages_of_the_first_two_steps_are_reported_as_measured() {
     for cuda in [true, false] {
         // Step 1: forward +100 (activations), backward +50, optimizer step +200 (its state).
         // Step 2: the peak rises by 10 in its forward, by nothing after.
-        let r = with_stages(
-            cuda,
-            [
-                [
-                    (500.0, 500.0),
-                    (600.0, 600.0),
-                    (650.0, 550.0),
-                    (650.0, 550.0),
-                    (850.0, 750.0),
-                ],
-                [
-                    (850.0, 750.0),
-                    (860.0, 850.0),
-                    (860.0, 780.0),
-                    (860.0, 780.0),
-                    (860.0, 780.0),
-                ],
-            ],
-        );
+        let r = with_stages(cuda, TWO_STEPS);
         let f = found(&r, Symptom::MemoryStages).expect("a finding");
         assert_eq!(f.severity, Severity::Info, "cuda {cuda}");
         let mib = |name| f.get(name).unwrap() / MIB;
