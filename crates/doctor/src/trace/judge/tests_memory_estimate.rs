@@ -43,8 +43,6 @@ fn expected(config: &Value, change: impl FnOnce(&mut Setup)) -> Estimate {
     estimate(&shape(config), &s).expect("the test's setup estimates")
 }
 
-/// A point: (peak, held) in MiB, as CUDA or CPU readings.
-
 /// `clean(5)` as a transformers run: the model record with `config` (and the fields the
 /// estimate reads), the heavy steps' input, stage points on steps 1 and 2.
 fn hf_run(cuda: bool, config: Value) -> Vec<Value> {
