@@ -7,7 +7,7 @@
 
 use crate::harness_support;
 
-use harness_support::{e2e_target, mldebug, plant, show, user_crate_copy};
+use harness_support::{mldebug, plant, show, user_crate_copy};
 use serde_json::Value;
 
 fn report(out: &std::process::Output) -> Value {
@@ -88,14 +88,7 @@ fn clean_model_passes_every_check_and_a_detached_layer_fails_grad_flow() {
 #[test]
 fn the_user_crates_own_test_runs_a_check_through_the_library() {
     let copy = user_crate_copy(|lib| lib);
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args(["test"])
-        .current_dir(copy.path())
-        .env("CARGO_TARGET_DIR", e2e_target())
-        .env_remove("RUSTFLAGS")
-        .output()
-        .unwrap();
+    let out = harness_support::cargo(copy.path(), &["test"]);
     assert!(out.status.success(), "{}", show(&out));
     assert!(
         String::from_utf8_lossy(&out.stdout)
@@ -254,16 +247,11 @@ fn timeout_stops_the_harness_checks_and_keeps_the_verdicts_before_it() {
     assert_ne!(init.1, "error", "{init:?}");
 }
 
-/// The features cargo enables on candle-core's dependency graph, one `name version [features]`
-/// line per package, as `cargo tree` resolves them in `dir` over `edges`.
-fn candle_features(dir: &std::path::Path, edges: &str) -> std::collections::BTreeSet<String> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args(["tree", "--offline", "-e", edges, "-p", "candle-core"])
-        .args(["--prefix", "none", "-f", "{p} [{f}]"])
-        .current_dir(dir)
-        .output()
-        .unwrap();
+/// `cargo tree --offline --prefix none` in `dir` with `args`: one line per package.
+fn cargo_tree(dir: &std::path::Path, args: &[&str]) -> std::collections::BTreeSet<String> {
+    let mut all = vec!["tree", "--offline", "--prefix", "none"];
+    all.extend_from_slice(args);
+    let out = harness_support::cargo(dir, &all);
     assert!(out.status.success(), "{}", show(&out));
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -271,6 +259,11 @@ fn candle_features(dir: &std::path::Path, edges: &str) -> std::collections::BTre
         .collect()
 }
 
+/// The features cargo enables on candle-core's dependency graph, one `name version [features]`
+/// line per package, as `cargo tree` resolves them in `dir` over `edges`.
+fn candle_features(dir: &std::path::Path, edges: &str) -> std::collections::BTreeSet<String> {
+    cargo_tree(dir, &["-e", edges, "-p", "candle-core", "-f", "{p} [{f}]"])
+}
 /// The copies reuse the workspace's compiled candle only while cargo resolves candle's graph
 /// for them as it did for the workspace's tests (dev-dependencies included) and compiles each
 /// shared crate with the same settings. When a dependency change breaks that, nothing fails
@@ -297,25 +290,11 @@ fn e2e_crates_build_candle_as_the_workspace_does() {
         .parse()
         .unwrap();
     let overrides = manifest["profile"]["dev"]["package"].as_table().unwrap();
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let all = std::process::Command::new(cargo)
-        .args([
-            "tree",
-            "--offline",
-            "-e",
-            "normal,build",
-            "--prefix",
-            "none",
-            "-f",
-            "{p}",
-        ])
-        .current_dir(copy.path())
-        .output()
-        .unwrap();
-    let in_graph: std::collections::BTreeSet<String> = String::from_utf8_lossy(&all.stdout)
-        .lines()
-        .filter_map(|l| l.split(' ').next().map(str::to_string))
-        .collect();
+    let in_graph: std::collections::BTreeSet<String> =
+        cargo_tree(copy.path(), &["-e", "normal,build", "-f", "{p}"])
+            .iter()
+            .filter_map(|l| l.split(' ').next().map(str::to_string))
+            .collect();
     let mut expected: Vec<&str> = overrides
         .iter()
         .filter(|(name, _)| *name != "*" && in_graph.contains(name.as_str()))

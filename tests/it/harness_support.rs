@@ -214,6 +214,18 @@ pub fn mldebug(dir: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Run cargo (the one running the tests) in `dir`, building into the shared target dir, as
+/// [`mldebug`] does.
+pub fn cargo(dir: &Path, args: &[&str]) -> Output {
+    Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(args)
+        .current_dir(dir)
+        .env("CARGO_TARGET_DIR", e2e_target())
+        .env_remove("RUSTFLAGS")
+        .output()
+        .unwrap()
+}
+
 /// The exit code, stdout and stderr of a run, for assertion messages.
 pub fn show(out: &Output) -> String {
     format!(

@@ -32,14 +32,7 @@ fn tinylm_copy(edit: impl Fn(String) -> String) -> CrateCopy {
             ("src/lib.rs", edit(lib).into_bytes()),
         ],
     );
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["build", "--offline", "--quiet"])
-        .current_dir(dir.path())
-        .env("CARGO_TARGET_DIR", e2e_target())
-        .env_remove("RUSTFLAGS")
-        .output()
-        .unwrap();
+    let out = harness_support::cargo(dir.path(), &["build", "--offline", "--quiet"]);
     assert!(out.status.success(), "{}", show(&out));
     dir
 }

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The options every zoo run uses: the defaults, the seed, and the label the CLI would give.
-pub fn options(model: &ZooModel, seed: u64) -> Options {
+fn options(model: &ZooModel, seed: u64) -> Options {
     Options {
         seed,
         model_label: format!("zoo::{}", model.name),

@@ -16,6 +16,7 @@
 //! (`max_memory_allocated`; the CUDA context and the allocator's reserve are in neither); on
 //! CPU the measured side is the process's resident set, and the comparison is rough.
 
+use super::stages::MIB;
 use crate::trace::read::Process;
 use crate::trace::records::Model;
 use mldebug_memory::config;
@@ -42,8 +43,6 @@ const PARAMS_MISMATCH: f64 = 0.05;
 
 /// How the config is named in a reader's error.
 const CONFIG_PLACE: &str = "the model record's config";
-
-const MIB: f64 = 1024.0 * 1024.0;
 
 /// The stages compared, with the finding's number names: estimate, measured, ratio.
 const ROWS: [(&str, [&str; 3]); 5] = [

@@ -34,7 +34,8 @@ const SPIKE_FACTOR: f64 = 1.0;
 /// (thread pools, workspaces) move a small model's figures by that much at no cost.
 const SPIKE_FLOOR: f64 = 256.0 * 1024.0 * 1024.0;
 
-const MIB: f64 = 1024.0 * 1024.0;
+/// Bytes in a MiB (also the estimate's and the tests' unit).
+pub(super) const MIB: f64 = 1024.0 * 1024.0;
 
 /// The two readings of a point: the peak so far and what is held.
 fn readings(m: &Memory, cuda: bool) -> (Option<f64>, Option<f64>) {
