@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 pub struct Args {
     /// A check id (init-loss, overfit, grad-flow, nan-trace, label-mask, batch-leak,
     /// class-balance, memory) or `all`.
@@ -47,6 +47,52 @@ pub struct Args {
     /// without it they are left out, so the report stays short enough to read whole.
     #[arg(long)]
     pub series: bool,
+    /// Run every check once per seed: `0-4`, `1,5,9` or both (`0-2,7`), at most 100 seeds.
+    /// Each seed's report, then per check the seeds that passed, warned or failed: a verdict
+    /// that holds on one seed only is luck. A PyTorch model is started once for all of them.
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["seed", "plot"], value_parser = parse_seeds)]
+    pub seeds: Option<Seeds>,
+}
+
+/// `--seeds`: the seeds in the order given, each once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seeds(pub Vec<u64>);
+
+/// The most seeds `--seeds` takes.
+pub const MAX_SEEDS: usize = 100;
+
+/// `--seeds`: comma-separated seeds or inclusive ranges `A-B`; no seed twice, at most
+/// [`MAX_SEEDS`].
+fn parse_seeds(s: &str) -> Result<Seeds, String> {
+    let bad = |why: &str| format!("`{}`: {why}", s.escape_debug());
+    let number = |w: &str| {
+        w.trim()
+            .parse::<u64>()
+            .map_err(|_| bad(&format!("`{}` is not a seed", w.trim().escape_debug())))
+    };
+    let mut seeds = Vec::new();
+    for part in s.split(',') {
+        let (lo, hi) = match part.split_once('-') {
+            Some((a, b)) => (number(a)?, number(b)?),
+            None => {
+                let n = number(part)?;
+                (n, n)
+            }
+        };
+        if lo > hi {
+            return Err(bad(&format!("the range {lo}-{hi} is empty")));
+        }
+        if hi - lo >= MAX_SEEDS as u64 || seeds.len() + (hi - lo) as usize >= MAX_SEEDS {
+            return Err(bad(&format!("more than {MAX_SEEDS} seeds")));
+        }
+        for seed in lo..=hi {
+            if seeds.contains(&seed) {
+                return Err(bad(&format!("seed {seed} is given twice")));
+            }
+            seeds.push(seed);
+        }
+    }
+    Ok(Seeds(seeds))
 }
 
 /// Where and how the checks run; shared by `check` and `demo`.
@@ -158,8 +204,14 @@ impl DeviceSpec {
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
     flags::refuse_inapplicable(&args)?;
+    if let Some(seeds) = args.seeds.clone() {
+        return run_seeds(&seeds.0, args, g);
+    }
     let mut report = match (&args.model, &args.torch.torch) {
-        (_, Some(spec)) => run_torch_model(spec, &args, g)?,
+        (_, Some(spec)) => run_torch_model(spec, &[args.run.seed], &args, g)?
+            .into_iter()
+            .next()
+            .expect("one report per seed"),
         (Some(model), None) => match model.strip_prefix("zoo::") {
             Some(name) => run_zoo_model(name, model, &args)?,
             None => run_crate_model(model, &args, g)?,
@@ -197,9 +249,54 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
     Ok(exit_for(&report))
 }
 
+/// `check --seeds`: every check once per seed; each seed's report, then how each check came
+/// out over the seeds. The exit code is that of every finding together.
+fn run_seeds(seeds: &[u64], args: Args, g: &Context) -> Result<Exit> {
+    let reports = match (&args.model, &args.torch.torch) {
+        (_, Some(spec)) => run_torch_model(spec, seeds, &args, g)?,
+        (Some(model), None) => seeds
+            .iter()
+            .map(|&seed| {
+                let mut args = args.clone();
+                args.run.seed = seed;
+                match model.strip_prefix("zoo::") {
+                    Some(name) => run_zoo_model(name, model, &args),
+                    None => run_crate_model(model, &args, g),
+                }
+            })
+            .collect::<Result<Vec<_>>>()?,
+        (None, None) => return Err(Error::usage("give --model or --torch")),
+    };
+    let mut doc = mldebug_report::SeedsReport::new(reports);
+    if g.json() {
+        if !args.series {
+            doc.reports
+                .iter_mut()
+                .flat_map(|r| r.checks.iter_mut())
+                .for_each(|f| f.series.clear());
+        }
+        let text = mldebug_report::envelope::to_json("check", &doc)
+            .map_err(|e| Error::internal(format!("writing the report as JSON: {e}")))?;
+        emit_json(&text)?;
+    } else {
+        let style = Style::from(g.stdout);
+        emit(
+            &crate::render::seeds::render_seeds(&doc, &style),
+            style.colour,
+        )?;
+    }
+    Ok(exit_for_findings(doc.findings()))
+}
+
 /// 4 when a check could not run (the model errored), else 1 when one failed, else 0.
 pub fn exit_for(report: &Report) -> Exit {
-    let has = |s: Status| report.checks.iter().any(|f| f.status == s);
+    exit_for_findings(report.checks.iter())
+}
+
+/// [`exit_for`] over any findings.
+fn exit_for_findings<'a>(findings: impl Iterator<Item = &'a mldebug_report::Finding>) -> Exit {
+    let statuses: Vec<Status> = findings.map(|f| f.status).collect();
+    let has = |s: Status| statuses.contains(&s);
     if has(Status::Error) {
         Exit::ModelError
     } else if has(Status::Fail) {
@@ -239,7 +336,8 @@ fn run_crate_model(model: &str, args: &Args, g: &Context) -> Result<Report> {
 }
 
 /// A PyTorch model: the embedded driver measures, the one judgement decides (see `crate::torch`).
-fn run_torch_model(spec: &str, args: &Args, g: &Context) -> Result<Report> {
+/// One driver process for every seed; a report per seed.
+fn run_torch_model(spec: &str, seeds: &[u64], args: &Args, g: &Context) -> Result<Vec<Report>> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("the current directory", &e))?;
     let settings = crate::torch::TorchSettings {
         spec: spec.to_string(),
@@ -253,7 +351,7 @@ fn run_torch_model(spec: &str, args: &Args, g: &Context) -> Result<Report> {
         lora_spec: args.torch.lora.clone(),
         python: args.torch.python.clone(),
         checks: args.check.0.clone(),
-        seed: args.run.seed,
+        seeds: seeds.to_vec(),
         steps: args.run.steps,
         learning_rate: mldebug_diagnostics::options::DEFAULT_LEARNING_RATE,
         device: args.run.device.name(),
@@ -265,7 +363,7 @@ fn run_torch_model(spec: &str, args: &Args, g: &Context) -> Result<Report> {
     if let Some(hello) = &judged.hello {
         note(&format!("torch: {}", crate::torch::describe(hello)));
     }
-    Ok(judged.report)
+    Ok(judged.reports)
 }
 
 /// `--torch` and its companions: run the checks on a PyTorch model with your own Python.

@@ -1,7 +1,8 @@
 //! Everything a person or a program reads: tables, Markdown, JSON, sparklines and plots.
 //! Commands compute, then hand their results here; nothing else prints.
 //!
-//! - [`report`], [`matrix`], [`zoo`], [`plot`], [`sparkline`], [`progress`]: `check`, `demo`, `zoo`.
+//! - [`report`], [`seeds`], [`matrix`], [`zoo`], [`plot`], [`sparkline`], [`progress`]: `check`
+//!   (`seeds`: `check --seeds`), `demo`, `zoo`.
 //! - [`sweep_report`]: the `sweep-compare` report as format-neutral blocks;
 //!   [`sweep_table`] (terminal), [`sweep_markdown`] and [`sweep_plot`] (SVG) draw it.
 //! - [`quotes`], [`table`], [`text`], [`paint`], [`show`], [`search`], [`triage`], [`catalog`]: the
@@ -28,6 +29,7 @@ pub mod quotes;
 pub mod report;
 pub mod run;
 pub mod search;
+pub mod seeds;
 pub mod show;
 pub mod sparkline;
 pub mod style;

@@ -59,6 +59,9 @@ struct Request<'a> {
     lora: Option<&'a super::target::Lora>,
     checks: Vec<&'static str>,
     seed: u64,
+    /// Only for more than one seed: a single-seed request is as it always was.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seeds: Option<&'a [u64]>,
     steps: usize,
     learning_rate: f64,
     device: &'a str,
@@ -153,7 +156,8 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
             target: &s.target,
             lora: s.lora.as_ref(),
             checks: s.checks.iter().map(|c| c.as_str()).collect(),
-            seed: s.seed,
+            seed: s.seeds.first().copied().unwrap_or_default(),
+            seeds: (s.seeds.len() > 1).then_some(s.seeds.as_slice()),
             steps: s.steps,
             learning_rate: s.learning_rate,
             device: &s.device,
@@ -189,7 +193,9 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
     })?;
     let stdout = child.stdout.take().expect("stdout is piped");
     let stderr = child.stderr.take().expect("stderr is piped");
-    let progress = s.progress.then(|| child_bar(s.checks.len()));
+    let progress = s
+        .progress
+        .then(|| child_bar(s.checks.len() * s.seeds.len()));
     let state = Stdout {
         events: Vec::new(),
         stray: Tail::new(TAIL_LINES),

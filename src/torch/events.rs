@@ -85,6 +85,9 @@ pub struct Progress {
 #[derive(Debug, Clone, Deserialize)]
 pub struct CheckEvent {
     pub check: CheckId,
+    /// The seed it ran with (every driver says; absent only in a kept run from before).
+    #[serde(default)]
+    pub seed: Option<u64>,
     #[serde(default)]
     pub measurement: Option<serde_json::Value>,
     #[serde(default)]

@@ -40,7 +40,9 @@ pub struct TorchSettings {
     pub lora_spec: Option<String>,
     pub python: Option<PathBuf>,
     pub checks: Vec<CheckId>,
-    pub seed: u64,
+    /// The seeds to run every check with, in order (`--seed`: one; `--seeds`: several, all in
+    /// one driver process). Never empty.
+    pub seeds: Vec<u64>,
     pub steps: usize,
     pub learning_rate: f64,
     /// `cpu`, `cuda:0`.
@@ -67,14 +69,26 @@ impl TorchSettings {
     }
 }
 
-/// What a torch run gives back: the report, and the driver's hello (versions, parameters,
-/// start-up seconds) when it got that far.
+/// What a torch run gives back: one report per seed (in the order of `seeds`), and the
+/// driver's hello (versions, parameters, start-up seconds) when it got that far.
 pub struct Judged {
-    pub report: Report,
+    pub reports: Vec<Report>,
     pub hello: Option<Hello>,
 }
 
-/// Runs the driver and judges what it measured: one finding per requested check, in order.
+impl Judged {
+    /// The one report of a run with a single seed (the first seed's otherwise).
+    pub fn into_report(self) -> Report {
+        self.reports
+            .into_iter()
+            .next()
+            .expect("a run has at least one seed")
+    }
+}
+
+/// Runs the driver and judges what it measured: per seed, one finding per requested check, in
+/// order. A check the driver never reported for a seed (it crashed, or the time limit ended it
+/// first) is an error finding saying how the run ended.
 pub fn run_check(settings: &TorchSettings) -> Result<Judged> {
     let run = driver::run(settings)?;
     let hello = run.hello.as_ref();
@@ -85,22 +99,35 @@ pub fn run_check(settings: &TorchSettings) -> Result<Judged> {
         learning_rate: settings.learning_rate,
     };
     let labels = hello.map_or(Labels::Shifted, |h| h.labels);
-    let checks = settings
-        .checks
+    let first = settings.seeds.first().copied().unwrap_or_default();
+    let reports = settings
+        .seeds
         .iter()
-        .map(|&id| match run.checks.iter().find(|c| c.check == id) {
-            Some(event) => judge_event(event, labels, &ctx),
-            None => missing(id, &run, &ctx),
+        .map(|&seed| {
+            let checks = settings
+                .checks
+                .iter()
+                .map(|&id| {
+                    let event = run
+                        .checks
+                        .iter()
+                        .find(|c| c.check == id && c.seed.unwrap_or(first) == seed);
+                    match event {
+                        Some(event) => judge_event(event, labels, &ctx),
+                        None => missing(id, &run, &ctx),
+                    }
+                })
+                .collect();
+            Report {
+                model: settings.spec.clone(),
+                device: hello.map_or_else(|| settings.device.clone(), |h| h.device.clone()),
+                seed,
+                checks,
+            }
         })
         .collect();
-    let report = Report {
-        model: settings.spec.clone(),
-        device: hello.map_or_else(|| settings.device.clone(), |h| h.device.clone()),
-        seed: settings.seed,
-        checks,
-    };
     Ok(Judged {
-        report,
+        reports,
         hello: run.hello,
     })
 }
@@ -177,7 +204,7 @@ mod tests {
             lora_spec: lora.map(String::from),
             python: python.map(PathBuf::from),
             checks: vec![CheckId::GradFlow],
-            seed: 0,
+            seeds: vec![0],
             steps: 10,
             learning_rate: 1e-3,
             device: "cpu".into(),

@@ -139,6 +139,10 @@ fn invocations(dir: &Path) -> Vec<Vec<String>> {
             "--model",
             "zoo::tiny-gpt-mask-times-inf",
         ],
+        // Over several seeds: a report per seed and the verdicts over them.
+        "check all --model zoo::mlp-zero-init --steps 30 --seeds 0-1,5"
+            .split(' ')
+            .collect(),
         vec!["demo", "--steps", "20"],
         vec!["sweep-compare", single, "--equivalence-margin", "0.05"],
         vec!["sweep-compare", multi, "--bootstrap-reps", "200"],

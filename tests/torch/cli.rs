@@ -164,6 +164,42 @@ fn the_same_seed_gives_the_same_numbers() {
     assert_eq!(run(), run());
 }
 
+/// `check --seeds` runs every seed in one driver process; each seed's report must be the one a
+/// run of that seed alone gives (every check seeds and builds afresh and puts the RNGs and any
+/// shared model back), for a plain module and a Hugging Face causal LM. The torch zoo relies on
+/// it.
+#[test]
+fn a_run_over_several_seeds_measures_what_each_seed_alone_does() {
+    let hf = format!(
+        "hf:{}",
+        super::support::repo()
+            .join("torch/zoo/hf/llama-tiny")
+            .display()
+    );
+    for spec in [target("Mlp"), hf] {
+        let many = mldebug(&["--json", "check", "all", "--torch", &spec, "--seeds", "2,5"]);
+        let doc: serde_json::Value = serde_json::from_slice(&many.stdout).unwrap_or_else(|e| {
+            panic!(
+                "{spec}: not JSON ({e}): {}",
+                String::from_utf8_lossy(&many.stderr)
+            )
+        });
+        assert_eq!(doc["seeds"], serde_json::json!([2, 5]), "{doc}");
+        for (i, seed) in ["2", "5"].into_iter().enumerate() {
+            let one = mldebug(&["--json", "check", "all", "--torch", &spec, "--seed", seed]);
+            let (_, alone) = statuses(&one);
+            let report = &doc["reports"][i];
+            assert_eq!(report["seed"].to_string(), seed);
+            assert_eq!(
+                report["checks"], alone["checks"],
+                "{spec} seed {seed}: over several seeds != alone"
+            );
+        }
+        let verdicts = doc["verdicts"].as_array().expect("verdicts");
+        assert_eq!(verdicts.len(), 8, "{doc}");
+    }
+}
+
 #[test]
 fn the_torch_report_validates_against_the_output_schema() {
     let schema: serde_json::Value = serde_json::from_str(
@@ -176,5 +212,21 @@ fn the_torch_report_validates_against_the_output_schema() {
         let (_, doc) = statuses(&out);
         let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
         assert!(errors.is_empty(), "{name}: {errors:?}");
+    }
+    // Over several seeds, with a model whose forward raises (every check an error, per seed).
+    for name in ["Detached", "RaisesInForward"] {
+        let out = mldebug_shared(&[
+            "--json",
+            "check",
+            "all",
+            "--torch",
+            &target(name),
+            "--seeds",
+            "0-1",
+        ]);
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(doc["reports"].as_array().map(Vec::len), Some(2), "{doc}");
+        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{name} --seeds: {errors:?}");
     }
 }

@@ -3,7 +3,7 @@
 //! the time limit, `--trace` judged again by `doctor`, the user's folder left as it was, and
 //! numerics unchanged by the probes.
 
-use super::support::python;
+use super::support::{python, with_escalating_timeout};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -222,11 +222,9 @@ fn the_time_limit_ends_the_whole_program_and_judges_the_steps_so_far() {
         "import subprocess, time\nsubprocess.Popen(['sleep', '120'])\n\
          subprocess.Popen(['sleep', '117'], start_new_session=True)\ntime.sleep(120)",
     );
-    // The program would sleep 120 s. A limit short enough to keep the suite quick; on a
-    // machine so loaded that torch had not imported and stepped five times by then, the run
-    // is tried again with a patient one, so the assertions see a run that reached its sleep.
-    let mut watched = None;
-    for timeout in [12u64, 40] {
+    // The program would sleep 120 s; the assertions need a run that reached its sleep (torch
+    // imported, five steps) before the limit ended it (`with_escalating_timeout`).
+    let (d, _) = with_escalating_timeout(|timeout| {
         let started = Instant::now();
         let out = run(
             dir.path(),
@@ -249,12 +247,8 @@ fn the_time_limit_ends_the_whole_program_and_judges_the_steps_so_far() {
         );
         let d = doc(&out);
         let stepped = d["processes"][0]["steps"] == 5;
-        watched = Some(d);
-        if stepped {
-            break;
-        }
-    }
-    let d = watched.expect("one run");
+        (d, stepped)
+    });
     assert_eq!(d["outcome"]["how"], "timed_out");
     assert_eq!(d["processes"][0]["steps"], 5);
     assert!(

@@ -111,3 +111,24 @@ pub fn statuses(out: &Output) -> (Vec<(String, String)>, serde_json::Value) {
         .collect();
     (checks, doc)
 }
+
+/// `--timeout` limits for a test that needs the run to reach some point (torch imported, a
+/// step taken) before the limit ends it: the first keeps the suite quick; on a machine so
+/// loaded that torch has not imported by then (a 2-core machine running the suite's zoos beside
+/// it: 20 s for `import torch` was seen), the run is tried again with the longer ones.
+pub const ESCALATING_TIMEOUTS: [u64; 3] = [12, 40, 150];
+
+/// Runs `attempt(limit)` for each of [`ESCALATING_TIMEOUTS`] until it says the run reached what
+/// the test is about; returns that attempt's result and its limit (the last one's when none
+/// did, so the test's assertions report what happened).
+pub fn with_escalating_timeout<T>(mut attempt: impl FnMut(u64) -> (T, bool)) -> (T, u64) {
+    let mut last = None;
+    for limit in ESCALATING_TIMEOUTS {
+        let (result, reached) = attempt(limit);
+        if reached {
+            return (result, limit);
+        }
+        last = Some((result, limit));
+    }
+    last.expect("at least one limit")
+}

@@ -1,10 +1,13 @@
 //! The PyTorch zoo matrix (`torch/zoo/zoo.json`): over 5 seeds, a clean model fails no check
-//! (and errors in none), and a twin fails each check it breaks in at least 4 of the 5. A rerun
-//! reads the driver's kept measurements while the driver, the model's folder, the request and
-//! the interpreter are unchanged (`MLDEBUG_TORCH_REPLAY`, src/torch/replay.rs, [`cache`]).
+//! (and errors in none), and a twin fails each check it breaks in at least 4 of the 5. Each
+//! model and check runs once with `--seeds 0-4` (one driver process for the five seeds, as a user
+//! would run it; `cli::a_run_over_several_seeds_measures_what_each_seed_alone_does` shows that
+//! a seed's report is the same there as alone). A rerun reads the driver's kept measurements
+//! while the driver, the model's folder, the request and the interpreter are unchanged
+//! (`MLDEBUG_TORCH_REPLAY`, src/torch/replay.rs, [`cache`]).
 
 use super::cache;
-use super::support::{python, repo, statuses};
+use super::support::{python, repo};
 use std::process::Command;
 use std::sync::Mutex;
 
@@ -14,7 +17,6 @@ const TWIN_MIN_FAILS: usize = 4;
 struct Job {
     model: String,
     args: Vec<String>,
-    seed: u64,
     /// The check a twin must fail; `None` for a clean model (every check, none may fail).
     must_fail: Option<String>,
 }
@@ -43,24 +45,21 @@ fn jobs() -> Vec<Job> {
             clean == breaks.is_empty(),
             "{name}: a clean model breaks nothing, a twin something"
         );
-        for seed in 0..SEEDS {
-            let checks = if clean {
-                vec![None]
-            } else {
-                breaks.iter().cloned().map(Some).collect()
-            };
-            for check in checks {
-                let mut args = vec!["--json".to_string(), "check".to_string()];
-                args.push(check.clone().unwrap_or_else(|| "all".to_string()));
-                args.extend(extra.iter().cloned());
-                args.extend(["--seed".to_string(), seed.to_string()]);
-                jobs.push(Job {
-                    model: name.clone(),
-                    args,
-                    seed,
-                    must_fail: check,
-                });
-            }
+        let checks = if clean {
+            vec![None]
+        } else {
+            breaks.iter().cloned().map(Some).collect()
+        };
+        for check in checks {
+            let mut args = vec!["--json".to_string(), "check".to_string()];
+            args.push(check.clone().unwrap_or_else(|| "all".to_string()));
+            args.extend(extra.iter().cloned());
+            args.extend(["--seeds".to_string(), format!("0-{}", SEEDS - 1)]);
+            jobs.push(Job {
+                model: name.clone(),
+                args,
+                must_fail: check,
+            });
         }
     }
     jobs
@@ -86,35 +85,57 @@ fn run(job: &Job, tally: &Mutex<Tally>) {
         command.env("MLDEBUG_TORCH_REPLAY", cache::dir("torch-zoo"));
     }
     let out = command.output().expect("run mldebug");
-    let (checks, doc) = statuses(&out);
+    let doc = seeds_doc(&out);
+    let reports = doc["reports"].as_array().cloned().unwrap_or_default();
     let mut t = tally.lock().unwrap();
-    match &job.must_fail {
-        None => {
-            for (check, status) in checks {
-                if status == "fail" || status == "error" {
-                    let summary = doc["checks"]
-                        .as_array()
-                        .and_then(|a| a.iter().find(|c| c["check"] == check.as_str()))
-                        .map(|c| c["summary"].to_string())
-                        .unwrap_or_default();
-                    t.false_alarms.push(format!(
-                        "{} seed {}: {check} {status}: {summary}",
-                        job.model, job.seed
-                    ));
+    if reports.len() != SEEDS as usize {
+        t.false_alarms.push(format!(
+            "{}: {} reports for {SEEDS} seeds:\n{doc}",
+            job.model,
+            reports.len()
+        ));
+        return;
+    }
+    for report in &reports {
+        let seed = report["seed"].as_u64().expect("seed");
+        let checks = report["checks"].as_array().cloned().unwrap_or_default();
+        match &job.must_fail {
+            None => {
+                for c in &checks {
+                    let status = c["status"].as_str().unwrap_or("");
+                    if status == "fail" || status == "error" {
+                        t.false_alarms.push(format!(
+                            "{} seed {seed}: {} {status}: {}",
+                            job.model, c["check"], c["summary"]
+                        ));
+                    }
+                }
+            }
+            Some(check) => {
+                let failed = checks
+                    .iter()
+                    .any(|c| c["check"] == check.as_str() && c["status"] == "fail");
+                let e = t
+                    .twin_fails
+                    .entry((job.model.clone(), check.clone()))
+                    .or_default();
+                if failed {
+                    e.push(seed);
                 }
             }
         }
-        Some(check) => {
-            let failed = checks.iter().any(|(c, s)| c == check && s == "fail");
-            let e = t
-                .twin_fails
-                .entry((job.model.clone(), check.clone()))
-                .or_default();
-            if failed {
-                e.push(job.seed);
-            }
-        }
     }
+}
+
+/// The `--json` document of a `check --seeds` run.
+fn seeds_doc(out: &std::process::Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "not JSON ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
 }
 
 #[test]

@@ -18,6 +18,7 @@ pub mod assert;
 pub mod envelope;
 pub mod finite_json;
 pub mod non_finite;
+pub mod seeds;
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ use std::fmt;
 use std::str::FromStr;
 
 pub use envelope::SCHEMA_VERSION;
+pub use seeds::{SeedVerdict, SeedsReport};
 
 /// The one spelling of the command that runs checks on a candle model: `which` is a check id or
 /// `all`.

@@ -89,6 +89,12 @@ pub const FLAGS: &[Flag] = &[
         what: "",
     },
     Flag {
+        name: "--seeds",
+        applies: ALL,
+        given: never,
+        what: "",
+    },
+    Flag {
         name: "--steps",
         applies: ALL,
         given: never,

@@ -58,7 +58,7 @@ fn run_entry(entry: &Entry, dir: &Path, args: &Args, python: &Path, checks: &[Ch
             spec: spec.clone(),
             python: Some(python.to_path_buf()),
             checks: checks.to_vec(),
-            seed: args.run.seed,
+            seeds: vec![args.run.seed],
             steps: args.run.steps,
             learning_rate: mldebug_diagnostics::options::DEFAULT_LEARNING_RATE,
             device: args.run.device.name(),
@@ -69,7 +69,7 @@ fn run_entry(entry: &Entry, dir: &Path, args: &Args, python: &Path, checks: &[Ch
     };
     match settings().and_then(|s| run_check(&s)) {
         Ok(judged) => {
-            let mut report = judged.report;
+            let mut report = judged.into_report();
             report.model = entry.name.clone();
             report
         }

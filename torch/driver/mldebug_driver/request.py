@@ -63,6 +63,16 @@ def parse_request(text):
     for key, kind in (("seed", int), ("steps", int), ("learning_rate", (int, float))):
         if key in request and (not isinstance(request[key], kind) or isinstance(request[key], bool)):
             raise DriverError("%s must be a number" % key, "request")
+    seeds = request.get("seeds")
+    if seeds is not None:
+        if (
+            not isinstance(seeds, list)
+            or not seeds
+            or any(not isinstance(s, int) or isinstance(s, bool) or s < 0 for s in seeds)
+        ):
+            raise DriverError("seeds must be a non-empty list of seeds", "request")
+        # Start-up (the one build that counts the parameters) runs with the first.
+        request["seed"] = seeds[0]
     return request
 
 

@@ -131,8 +131,15 @@ def start(request, events):
 
 
 def run_all(request, events):
-    """Start-up, then one event per requested check, then done (raises DriverError at start-up)."""
+    """Start-up, then one event per requested check and seed (the request's `seeds`, else its
+    `seed`; each event names its seed), then done (raises DriverError at start-up). A check run
+    for a seed here measures what a run for that seed alone measures: every check seeds and
+    builds afresh, and puts every RNG and a shared model back after it."""
     run = start(request, events)
-    for check in request["checks"]:
-        events.emit(run_check(run, check))
+    for seed in request.get("seeds") or [run.seed]:
+        run.seed = int(seed)
+        for check in request["checks"]:
+            event = run_check(run, check)
+            event["seed"] = run.seed
+            events.emit(event)
     events.emit({"event": "done"})
