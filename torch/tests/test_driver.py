@@ -1,5 +1,8 @@
 """The driver's contract (torch/CONTRACT.md), tested by piping requests into the driver run as
-the binary runs it (`python -c <bootstrap>`, the package's sources on stdin ahead of the request).
+the binary runs it (`python -c <bootstrap>`, the package's sources on stdin ahead of the request:
+`drive`), and, for what the checks measure, by the same request run in this interpreter (`measure`:
+what the process's `main` does between reading the request and exiting), which spares a Python
+start and a torch import per test.
 
 Run from the repository root with the Python that has torch:
 
@@ -9,6 +12,7 @@ The hf: and LoRA tests need transformers (and peft); they are skipped without th
 """
 
 import importlib.util
+import io
 import json
 import os
 import random
@@ -55,6 +59,26 @@ def drive(target, checks=ALL, seed=0, steps=60, **extra):
         assert e.pop("nonce") == NONCE, e
     assert events and events[0]["event"] == "started", events
     return proc.returncode, events[1:], proc.stderr
+
+
+def measure(target, checks=ALL, seed=0, steps=60, **extra):
+    """The events of `drive`'s run but `started`, made in this interpreter: the request (as
+    `drive` builds it) through the driver's `parse_request` and `run_all`, written by its
+    `Events` channel and read back as the binary reads them. For tests of what the checks measure;
+    a test of the process itself (its exit code, its stdout and stderr, a start-up `fatal`) uses
+    `drive`."""
+    request = {"contract": 2, "nonce": NONCE, "target": target, "checks": checks, "seed": seed,
+               "steps": steps, "learning_rate": 0.003, "device": "cpu"}
+    request.update(extra)
+    parse = driver_process.module("request").parse_request
+    channel = driver_process.module("events").Events
+    run_all = driver_process.module("run").run_all
+    out = io.StringIO()
+    run_all(parse(json.dumps(request)), channel(out, NONCE))
+    events = [strict_json(line) for line in out.getvalue().splitlines()]
+    for e in events:
+        assert e.pop("nonce") == NONCE, e
+    return events
 
 
 def fatal_of(events):
@@ -132,7 +156,7 @@ class TinyMlpContract(unittest.TestCase):
         self.assertFalse(masked["grads_move"])
 
     def test_nan_is_a_string(self):
-        _, events, _ = drive(file_target("TorchMeanLoss"), checks=["label-mask"])
+        events = measure(file_target("TorchMeanLoss"), checks=["label-mask"])
         masked = checks_of(events)["label-mask"]["measurement"]["all_masked"]
         # PyTorch's mean cross-entropy over zero kept targets is 0/0.
         self.assertEqual(masked["loss"], "NaN")
@@ -149,8 +173,7 @@ class TinyMlpContract(unittest.TestCase):
 
 class Failures(unittest.TestCase):
     def test_forward_that_raises_breaks_only_what_it_breaks(self):
-        code, events, _ = drive(file_target("ForwardRaises"))
-        self.assertEqual(code, 0)
+        events = measure(file_target("ForwardRaises"))
         c = checks_of(events)
         self.assertIn("measurement", c["class-balance"])
         for check in ("init-loss", "label-mask", "grad-flow", "nan-trace", "batch-leak",
@@ -205,18 +228,18 @@ class Failures(unittest.TestCase):
         self.assertIn("no `Nope` in `Outer`", fatal["message"])
 
     def test_a_loss_that_is_not_a_scalar_is_an_error_of_the_loss(self):
-        _, events, _ = drive(file_target("VectorLoss"), checks=["label-mask", "init-loss"])
+        events = measure(file_target("VectorLoss"), checks=["label-mask", "init-loss"])
         for check, event in checks_of(events).items():
             self.assertIn("error", event, check)
             self.assertIn("expected a tensor with one element", event["error"]["message"])
 
     def test_a_loss_that_fails_only_on_minus_100_is_measured_not_an_error(self):
-        _, events, _ = drive(file_target("NoIgnoreIndex"), checks=["label-mask"])
+        events = measure(file_target("NoIgnoreIndex"), checks=["label-mask"])
         m = checks_of(events)["label-mask"]["measurement"]
         self.assertIn("error", m["all_masked"])
 
     def test_label_mask_reports_the_class_count_beside_targets_out_of_range(self):
-        _, events, stderr = drive(file_target("TargetsOutOfRange"), checks=["label-mask"])
+        events = measure(file_target("TargetsOutOfRange"), checks=["label-mask"])
         m = checks_of(events)["label-mask"]["measurement"]
         self.assertEqual(m["classes"], 4)
         self.assertTrue(all(t >= 10 for t in m["targets"]), m["targets"])
@@ -235,20 +258,20 @@ class Failures(unittest.TestCase):
 
 class Measurements(unittest.TestCase):
     def test_detached_layer_has_no_gradient(self):
-        _, events, _ = drive(file_target("Detached"), checks=["grad-flow"])
+        events = measure(file_target("Detached"), checks=["grad-flow"])
         rows = {r["name"]: r for r in checks_of(events)["grad-flow"]["measurement"]["params"]}
         self.assertEqual(rows["first.weight"]["grad"], {"kind": "none"})
         self.assertIsNone(rows["first.weight"]["depth"])
         self.assertEqual(rows["head.weight"]["grad"]["kind"], "norm")
 
     def test_frozen_parameter_is_listed_as_frozen(self):
-        _, events, _ = drive(file_target("Frozen"), checks=["grad-flow"])
+        events = measure(file_target("Frozen"), checks=["grad-flow"])
         m = checks_of(events)["grad-flow"]["measurement"]
         self.assertEqual(m["frozen"], [{"name": "0.weight", "shape": [32, 8]}])
         self.assertNotIn("0.weight", [r["name"] for r in m["params"]])
 
     def test_nan_culprit_is_named(self):
-        _, events, _ = drive(file_target("MakesNan"), checks=["nan-trace"])
+        events = measure(file_target("MakesNan"), checks=["nan-trace"])
         m = checks_of(events)["nan-trace"]["measurement"]
         culprit = m["culprit"]
         self.assertIsNotNone(culprit)
@@ -260,7 +283,7 @@ class Measurements(unittest.TestCase):
         self.assertTrue(all(f["non_finite"] == 0 for f in culprit["before"]))
 
     def test_causal_lm_future_probe(self):
-        _, events, _ = drive(file_target("TinyLm"), checks=["batch-leak", "label-mask"])
+        events = measure(file_target("TinyLm"), checks=["batch-leak", "label-mask"])
         c = checks_of(events)
         leak = c["batch-leak"]["measurement"]
         self.assertEqual(leak["future"]["t"], 7)
@@ -273,7 +296,7 @@ class Measurements(unittest.TestCase):
         self.assertEqual(mask["masked_logits"]["before"], mask["masked_logits"]["after"])
 
     def test_kept_losses_grow_memory_every_step(self):
-        _, events, _ = drive(file_target("KeepsLosses"), checks=["memory"])
+        events = measure(file_target("KeepsLosses"), checks=["memory"])
         steps = checks_of(events)["memory"]["measurement"]["steps"]
         ends = [s["end"] for s in steps]
         # backward frees the kept graph's saved tensors: what stays is the loss itself, a
@@ -281,12 +304,35 @@ class Measurements(unittest.TestCase):
         self.assertEqual([b - a for a, b in zip(ends, ends[1:])], [4.0, 4.0, 4.0])
 
     def test_same_seed_same_numbers_other_seed_other_numbers(self):
+        # A driver process and a run in this interpreter (where other runs came before): the
+        # same numbers for the same seed, which also shows `measure` measures what `drive` does.
         checks = ["init-loss", "grad-flow", "overfit", "batch-leak"]
         _, a, _ = drive(file_target("TinyMlp"), checks=checks, seed=3, steps=10)
-        _, b, _ = drive(file_target("TinyMlp"), checks=checks, seed=3, steps=10)
-        _, c, _ = drive(file_target("TinyMlp"), checks=checks, seed=4, steps=10)
+        b = measure(file_target("TinyMlp"), checks=checks, seed=3, steps=10)
+        c = measure(file_target("TinyMlp"), checks=checks, seed=4, steps=10)
         self.assertEqual(checks_of(a), checks_of(b))
         self.assertNotEqual(checks_of(a)["init-loss"], checks_of(c)["init-loss"])
+
+    def test_seeds_measure_each_seed_as_a_run_of_it_alone(self):
+        checks = ["init-loss", "grad-flow", "overfit", "batch-leak", "memory"]
+        both = measure(file_target("TinyMlp"), checks=checks, seeds=[4, 3], steps=10)
+        ran = [(e["seed"], e["check"]) for e in both if e["event"] == "check"]
+        self.assertEqual(ran, [(4, c) for c in checks] + [(3, c) for c in checks])
+        self.assertEqual(both[0]["event"], "hello")
+        self.assertEqual(both[-1], {"event": "done"})
+        for seed in (4, 3):
+            alone = measure(file_target("TinyMlp"), checks=checks, seed=seed, steps=10)
+            self.assertEqual(
+                {e["check"]: e for e in both if e.get("seed") == seed}, checks_of(alone), seed)
+
+    def test_seeds_must_be_a_list_of_seeds(self):
+        parse = driver_process.module("request").parse_request
+        error = driver_process.module("errors").DriverError
+        for bad in ([], [1, "2"], [True], [-1], 3):
+            request = {"contract": 2, "target": file_target("TinyMlp"), "seeds": bad}
+            with self.assertRaises(error, msg=repr(bad)) as raised:
+                parse(json.dumps(request))
+            self.assertEqual(raised.exception.kind, "request")
 
 
 class RngRestored(unittest.TestCase):
@@ -336,9 +382,7 @@ class SharedModelRestored(unittest.TestCase):
 @unittest.skipUnless(has("transformers"), "transformers is not installed")
 class HuggingFace(unittest.TestCase):
     def test_tiny_llama_all_checks(self):
-        code, events, stderr = drive(
-            {"kind": "hf", "path": os.path.join(FIXTURES, "tiny-llama")}, steps=30)
-        self.assertEqual(code, 0, stderr)
+        events = measure({"kind": "hf", "path": os.path.join(FIXTURES, "tiny-llama")}, steps=30)
         hello = events[0]
         self.assertEqual((hello["task"], hello["labels"]), ("causal_lm", "in_model"))
         c = checks_of(events)
@@ -354,24 +398,21 @@ class HuggingFace(unittest.TestCase):
         self.assertEqual(kinds, {"norm"})
 
     def test_a_build_returning_an_hf_causal_lm_means_labels_in_model(self):
-        code, events, stderr = drive(file_target("HfCollateShifts"), checks=["label-mask"])
-        self.assertEqual(code, 0, stderr)
+        events = measure(file_target("HfCollateShifts"), checks=["label-mask"])
         self.assertEqual(events[0]["labels"], "in_model")
 
     def test_gpt2_config_json_path(self):
-        code, events, stderr = drive(
+        events = measure(
             {"kind": "hf", "path": os.path.join(FIXTURES, "tiny-gpt2", "config.json")},
             checks=["init-loss"])
-        self.assertEqual(code, 0, stderr)
         self.assertEqual(checks_of(events)["init-loss"]["measurement"]["samples"][0]["classes"], 256)
 
     @unittest.skipUnless(has("peft"), "peft is not installed")
     def test_lora_with_wrong_targets_reports_the_error(self):
-        code, events, stderr = drive(
+        events = measure(
             {"kind": "hf", "path": os.path.join(FIXTURES, "tiny-llama")},
             checks=["grad-flow", "init-loss"],
             lora={"r": 4, "alpha": 8, "targets": ["qq_proj"], "dropout": 0.0})
-        self.assertEqual(code, 0, stderr)
         c = checks_of(events)
         lora = c["grad-flow"]["measurement"]["lora"]
         self.assertTrue(lora["error"])
@@ -381,12 +422,12 @@ class HuggingFace(unittest.TestCase):
 
     @unittest.skipUnless(has("peft"), "peft is not installed")
     def test_lora_trains_adapters_only(self):
-        _, events, stderr = drive(
+        events = measure(
             {"kind": "hf", "path": os.path.join(FIXTURES, "tiny-llama")},
             checks=["grad-flow"],
             lora={"r": 4, "alpha": 8, "targets": ["q_proj", "v_proj"], "dropout": 0.0})
         m = checks_of(events)["grad-flow"]["measurement"]
-        self.assertIsNone(m["lora"]["error"], stderr)
+        self.assertIsNone(m["lora"]["error"])
         self.assertEqual(len(m["lora"]["matched_modules"]), 4)  # 2 layers x q, v
         self.assertTrue(all("lora_" in r["name"] for r in m["params"]))
         self.assertTrue(any(f["name"].endswith("q_proj.base_layer.weight") for f in m["frozen"]))
