@@ -167,7 +167,9 @@ fn the_same_seed_gives_the_same_numbers() {
 /// `check --seeds` runs every seed in one driver process; each seed's report must be the one a
 /// run of that seed alone gives (every check seeds and builds afresh and puts the RNGs and any
 /// shared model back), for a plain module and a Hugging Face causal LM. The torch zoo relies on
-/// it.
+/// it. The driver runs are kept ([`mldebug_replayed`]): they are measured again whenever the
+/// driver, the models' folder or the interpreter changes, which is all that could make them
+/// differ.
 #[test]
 fn a_run_over_several_seeds_measures_what_each_seed_alone_does() {
     let hf = format!(
@@ -177,7 +179,8 @@ fn a_run_over_several_seeds_measures_what_each_seed_alone_does() {
             .display()
     );
     for spec in [target("Mlp"), hf] {
-        let many = mldebug(&["--json", "check", "all", "--torch", &spec, "--seeds", "2,5"]);
+        let many =
+            mldebug_replayed(&["--json", "check", "all", "--torch", &spec, "--seeds", "2,5"]);
         let doc: serde_json::Value = serde_json::from_slice(&many.stdout).unwrap_or_else(|e| {
             panic!(
                 "{spec}: not JSON ({e}): {}",
@@ -186,7 +189,8 @@ fn a_run_over_several_seeds_measures_what_each_seed_alone_does() {
         });
         assert_eq!(doc["seeds"], serde_json::json!([2, 5]), "{doc}");
         for (i, seed) in ["2", "5"].into_iter().enumerate() {
-            let one = mldebug(&["--json", "check", "all", "--torch", &spec, "--seed", seed]);
+            let one =
+                mldebug_replayed(&["--json", "check", "all", "--torch", &spec, "--seed", seed]);
             let (_, alone) = statuses(&one);
             let report = &doc["reports"][i];
             assert_eq!(report["seed"].to_string(), seed);
