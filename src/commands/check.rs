@@ -49,7 +49,8 @@ pub struct Args {
     pub series: bool,
     /// Run every check once per seed: `0-4`, `1,5,9` or both (`0-2,7`), at most 100 seeds.
     /// Each seed's report, then per check the seeds that passed, warned or failed: a verdict
-    /// that holds on one seed only is luck. A PyTorch model is started once for all of them.
+    /// that holds on one seed only is luck. A PyTorch model is started once for all of them;
+    /// --timeout applies to each seed.
     #[arg(long, value_name = "LIST", conflicts_with_all = ["seed", "plot"], value_parser = parse_seeds)]
     pub seeds: Option<Seeds>,
 }
@@ -355,7 +356,9 @@ fn run_torch_model(spec: &str, seeds: &[u64], args: &Args, g: &Context) -> Resul
         steps: args.run.steps,
         learning_rate: mldebug_diagnostics::options::DEFAULT_LEARNING_RATE,
         device: args.run.device.name(),
-        timeout: Duration::from_secs(args.timeout),
+        // One process for every seed: the limit is --timeout for each of them.
+        timeout: Duration::from_secs(args.timeout)
+            .saturating_mul(u32::try_from(seeds.len().max(1)).unwrap_or(u32::MAX)),
         progress: g.stderr.terminal && !g.json(),
         threads: None,
     };

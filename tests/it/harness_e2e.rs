@@ -83,6 +83,36 @@ fn clean_model_passes_every_check_and_a_detached_layer_fails_grad_flow() {
         text.contains("fc1"),
         "the finding must name the detached layer: {text}"
     );
+
+    // Over several seeds (the crate built once, the harness run per seed): a report per seed,
+    // each failing grad-flow, and the verdicts over them.
+    let out = mldebug(
+        buggy.path(),
+        &[
+            "check",
+            "grad-flow",
+            "--model",
+            "crate::Net",
+            "--debug",
+            "--json",
+            "--seeds",
+            "3,1",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", show(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let seeds: Vec<u64> = doc["reports"]
+        .as_array()
+        .expect("reports")
+        .iter()
+        .map(|r| r["seed"].as_u64().expect("seed"))
+        .collect();
+    assert_eq!(seeds, [3, 1], "{doc}");
+    assert_eq!(
+        doc["verdicts"][0]["fail"],
+        serde_json::json!([3, 1]),
+        "{doc}"
+    );
 }
 
 #[test]
