@@ -209,10 +209,7 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
         return run_seeds(&seeds.0, args, g);
     }
     let mut report = match (&args.model, &args.torch.torch) {
-        (_, Some(spec)) => run_torch_model(spec, &[args.run.seed], &args, g)?
-            .into_iter()
-            .next()
-            .expect("one report per seed"),
+        (_, Some(spec)) => run_torch_model(spec, &[args.run.seed], &args, g)?.into_report(),
         (Some(model), None) => match model.strip_prefix("zoo::") {
             Some(name) => run_zoo_model(name, model, &args)?,
             None => run_crate_model(model, &args, g)?,
@@ -230,7 +227,7 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
     }
     if g.json() {
         if !args.series {
-            report.checks.iter_mut().for_each(|f| f.series.clear());
+            drop_series(&mut report);
         }
         // The same JSON as a harness writes (non-finite numbers as "NaN", "inf", "-inf").
         let text = mldebug_diagnostics::harness::report_to_json(&report)
@@ -254,7 +251,7 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
 /// out over the seeds. The exit code is that of every finding together.
 fn run_seeds(seeds: &[u64], args: Args, g: &Context) -> Result<Exit> {
     let reports = match (&args.model, &args.torch.torch) {
-        (_, Some(spec)) => run_torch_model(spec, seeds, &args, g)?,
+        (_, Some(spec)) => run_torch_model(spec, seeds, &args, g)?.reports,
         (Some(model), None) => seeds
             .iter()
             .map(|&seed| {
@@ -271,10 +268,7 @@ fn run_seeds(seeds: &[u64], args: Args, g: &Context) -> Result<Exit> {
     let mut doc = mldebug_report::SeedsReport::new(reports);
     if g.json() {
         if !args.series {
-            doc.reports
-                .iter_mut()
-                .flat_map(|r| r.checks.iter_mut())
-                .for_each(|f| f.series.clear());
+            doc.reports.iter_mut().for_each(drop_series);
         }
         let text = mldebug_report::envelope::to_json("check", &doc)
             .map_err(|e| Error::internal(format!("writing the report as JSON: {e}")))?;
@@ -289,6 +283,11 @@ fn run_seeds(seeds: &[u64], args: Args, g: &Context) -> Result<Exit> {
     Ok(exit_for_findings(doc.findings()))
 }
 
+/// The curves behind the verdicts left out of a `--json` report (kept with `--series`).
+fn drop_series(report: &mut Report) {
+    report.checks.iter_mut().for_each(|f| f.series.clear());
+}
+
 /// 4 when a check could not run (the model errored), else 1 when one failed, else 0.
 pub fn exit_for(report: &Report) -> Exit {
     exit_for_findings(report.checks.iter())
@@ -296,11 +295,14 @@ pub fn exit_for(report: &Report) -> Exit {
 
 /// [`exit_for`] over any findings.
 fn exit_for_findings<'a>(findings: impl Iterator<Item = &'a mldebug_report::Finding>) -> Exit {
-    let statuses: Vec<Status> = findings.map(|f| f.status).collect();
-    let has = |s: Status| statuses.contains(&s);
-    if has(Status::Error) {
+    let (mut error, mut fail) = (false, false);
+    for f in findings {
+        error |= f.status == Status::Error;
+        fail |= f.status == Status::Fail;
+    }
+    if error {
         Exit::ModelError
-    } else if has(Status::Fail) {
+    } else if fail {
         Exit::Failed
     } else {
         Exit::Ok
@@ -338,7 +340,12 @@ fn run_crate_model(model: &str, args: &Args, g: &Context) -> Result<Report> {
 
 /// A PyTorch model: the embedded driver measures, the one judgement decides (see `crate::torch`).
 /// One driver process for every seed; a report per seed.
-fn run_torch_model(spec: &str, seeds: &[u64], args: &Args, g: &Context) -> Result<Vec<Report>> {
+fn run_torch_model(
+    spec: &str,
+    seeds: &[u64],
+    args: &Args,
+    g: &Context,
+) -> Result<crate::torch::Judged> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("the current directory", &e))?;
     let settings = crate::torch::TorchSettings {
         spec: spec.to_string(),
@@ -366,7 +373,7 @@ fn run_torch_model(spec: &str, seeds: &[u64], args: &Args, g: &Context) -> Resul
     if let Some(hello) = &judged.hello {
         note(&format!("torch: {}", crate::torch::describe(hello)));
     }
-    Ok(judged.reports)
+    Ok(judged)
 }
 
 /// `--torch` and its companions: run the checks on a PyTorch model with your own Python.
@@ -431,6 +438,30 @@ mod tests {
         for bad in ["0", "86401", "-1", "1e3"] {
             let e = parse_timeout(bad).unwrap_err();
             assert!(e.contains("expected 1 to 86400"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn seed_lists_keep_their_order_and_refuse_repeats_empty_ranges_and_too_many() {
+        assert_eq!(parse_seeds("0-4"), Ok(Seeds(vec![0, 1, 2, 3, 4])));
+        assert_eq!(parse_seeds("7"), Ok(Seeds(vec![7])));
+        assert_eq!(parse_seeds(" 5, 1 ,9"), Ok(Seeds(vec![5, 1, 9])));
+        assert_eq!(parse_seeds("5,0-2,9"), Ok(Seeds(vec![5, 0, 1, 2, 9])));
+        assert_eq!(parse_seeds("0-99").map(|s| s.0.len()), Ok(MAX_SEEDS));
+        for (bad, why) in [
+            ("1,1", "seed 1 is given twice"),
+            ("0-3,2", "seed 2 is given twice"),
+            ("3-1", "the range 3-1 is empty"),
+            ("0-100", "more than 100 seeds"),
+            ("0-49,50-100", "more than 100 seeds"),
+            ("0-18446744073709551615", "more than 100 seeds"),
+            ("", "`` is not a seed"),
+            ("1,", "`` is not a seed"),
+            ("-1", "`` is not a seed"),
+            ("x", "`x` is not a seed"),
+        ] {
+            let e = parse_seeds(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
         }
     }
 

@@ -60,17 +60,15 @@ fn clean_model_passes_every_check_and_a_detached_layer_fails_grad_flow() {
             "let hidden = self.fc1.forward(xs)?.relu()?.detach();",
         )
     });
-    let out = mldebug(
-        buggy.path(),
-        &[
-            "check",
-            "grad-flow",
-            "--model",
-            "crate::Net",
-            "--debug",
-            "--json",
-        ],
-    );
+    let grad_flow = [
+        "check",
+        "grad-flow",
+        "--model",
+        "crate::Net",
+        "--debug",
+        "--json",
+    ];
+    let out = mldebug(buggy.path(), &grad_flow);
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
     let found = findings(&report(&out));
     let (check, status, text) = &found[0];
@@ -88,19 +86,10 @@ fn clean_model_passes_every_check_and_a_detached_layer_fails_grad_flow() {
     // each failing grad-flow, and the verdicts over them.
     let out = mldebug(
         buggy.path(),
-        &[
-            "check",
-            "grad-flow",
-            "--model",
-            "crate::Net",
-            "--debug",
-            "--json",
-            "--seeds",
-            "3,1",
-        ],
+        &[&grad_flow[..], &["--seeds", "3,1"]].concat(),
     );
     assert_eq!(out.status.code(), Some(1), "{}", show(&out));
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let doc = report(&out);
     let seeds: Vec<u64> = doc["reports"]
         .as_array()
         .expect("reports")

@@ -1,7 +1,9 @@
 //! The CLI around the driver: exit codes, errors from the user's code, a broken protocol, a
 //! Python without torch, stray prints.
 
-use super::support::{mldebug, mldebug_replayed, mldebug_shared, python, statuses};
+use super::support::{
+    json_doc, mldebug, mldebug_replayed, mldebug_shared, python, schema_errors, statuses,
+};
 
 const MODELS: &str = "tests/fixtures/torch/models.py";
 
@@ -181,12 +183,7 @@ fn a_run_over_several_seeds_measures_what_each_seed_alone_does() {
     for spec in [target("Mlp"), hf] {
         let many =
             mldebug_replayed(&["--json", "check", "all", "--torch", &spec, "--seeds", "2,5"]);
-        let doc: serde_json::Value = serde_json::from_slice(&many.stdout).unwrap_or_else(|e| {
-            panic!(
-                "{spec}: not JSON ({e}): {}",
-                String::from_utf8_lossy(&many.stderr)
-            )
-        });
+        let doc = json_doc(&many);
         assert_eq!(doc["seeds"], serde_json::json!([2, 5]), "{doc}");
         for (i, seed) in ["2", "5"].into_iter().enumerate() {
             let one =
@@ -206,15 +203,10 @@ fn a_run_over_several_seeds_measures_what_each_seed_alone_does() {
 
 #[test]
 fn the_torch_report_validates_against_the_output_schema() {
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(super::support::repo().join("schema/output.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("valid schema");
     for name in ["Mlp", "Detached", "RaisesInForward"] {
         let out = mldebug_shared(&["--json", "check", "all", "--torch", &target(name)]);
         let (_, doc) = statuses(&out);
-        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        let errors = schema_errors(&doc);
         assert!(errors.is_empty(), "{name}: {errors:?}");
     }
     // Over several seeds, with a model whose forward raises (every check an error, per seed).
@@ -228,9 +220,9 @@ fn the_torch_report_validates_against_the_output_schema() {
             "--seeds",
             "0-1",
         ]);
-        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let doc = json_doc(&out);
         assert_eq!(doc["reports"].as_array().map(Vec::len), Some(2), "{doc}");
-        let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+        let errors = schema_errors(&doc);
         assert!(errors.is_empty(), "{name} --seeds: {errors:?}");
     }
 }

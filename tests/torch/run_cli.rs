@@ -3,7 +3,7 @@
 //! the time limit, `--trace` judged again by `doctor`, the user's folder left as it was, and
 //! numerics unchanged by the probes.
 
-use super::support::{python, with_escalating_timeout};
+use super::support::{json_doc, python, schema_errors, with_escalating_timeout};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -47,19 +47,8 @@ fn py() -> String {
 
 /// The `--json` document, validated against the output schema.
 fn doc(out: &Output) -> serde_json::Value {
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}):\n{}\nstderr:\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    });
-    let schema: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(super::support::repo().join("schema/output.schema.json")).unwrap(),
-    )
-    .unwrap();
-    let validator = jsonschema::validator_for(&schema).expect("valid schema");
-    let errors: Vec<String> = validator.iter_errors(&doc).map(|e| e.to_string()).collect();
+    let doc = json_doc(out);
+    let errors = schema_errors(&doc);
     assert!(errors.is_empty(), "{errors:?}\n{doc}");
     doc
 }

@@ -89,15 +89,34 @@ pub fn mldebug_shared(args: &[&str]) -> Arc<Output> {
         .clone()
 }
 
-/// The `--json` report's findings as (check, status) pairs, and the document.
-pub fn statuses(out: &Output) -> (Vec<(String, String)>, serde_json::Value) {
-    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+/// The `--json` document on stdout; a panic showing stdout and stderr when it is not JSON.
+pub fn json_doc(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
             "not JSON ({e}):\n{}\nstderr:\n{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         )
+    })
+}
+
+/// What is wrong with `doc` against `schema/output.schema.json` (nothing: empty); the schema is
+/// read and compiled once per test binary.
+pub fn schema_errors(doc: &serde_json::Value) -> Vec<String> {
+    static VALIDATOR: OnceLock<jsonschema::Validator> = OnceLock::new();
+    let validator = VALIDATOR.get_or_init(|| {
+        let path = repo().join("schema/output.schema.json");
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let schema: serde_json::Value = serde_json::from_str(&text).expect("the schema is JSON");
+        jsonschema::validator_for(&schema).expect("a valid JSON Schema")
     });
+    validator.iter_errors(doc).map(|e| e.to_string()).collect()
+}
+
+/// The `--json` report's findings as (check, status) pairs, and the document.
+pub fn statuses(out: &Output) -> (Vec<(String, String)>, serde_json::Value) {
+    let doc = json_doc(out);
     let checks = doc["checks"]
         .as_array()
         .expect("checks")

@@ -7,7 +7,7 @@
 //! (`MLDEBUG_TORCH_REPLAY`, src/torch/replay.rs, [`cache`]).
 
 use super::cache;
-use super::support::{python, repo};
+use super::support::{json_doc, python, repo};
 use std::process::Command;
 use std::sync::Mutex;
 
@@ -85,7 +85,7 @@ fn run(job: &Job, tally: &Mutex<Tally>) {
         command.env("MLDEBUG_TORCH_REPLAY", cache::dir("torch-zoo"));
     }
     let out = command.output().expect("run mldebug");
-    let doc = seeds_doc(&out);
+    let doc = json_doc(&out);
     let reports = doc["reports"].as_array().cloned().unwrap_or_default();
     let mut t = tally.lock().unwrap();
     if reports.len() != SEEDS as usize {
@@ -125,17 +125,6 @@ fn run(job: &Job, tally: &Mutex<Tally>) {
             }
         }
     }
-}
-
-/// The `--json` document of a `check --seeds` run.
-fn seeds_doc(out: &std::process::Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "not JSON ({e}):\n{}\nstderr:\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
 }
 
 #[test]

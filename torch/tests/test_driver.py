@@ -44,19 +44,31 @@ def strict_json(line):
 NONCE = "test-nonce-1"
 
 
-def drive(target, checks=ALL, seed=0, steps=60, **extra):
-    """(exit code, events, stderr) of one driver run. Every line carries the request's nonce
-    (checked here and dropped); the first event, `started`, is dropped too."""
+def request_text(target, checks, seed, steps, extra):
+    """The request `drive` and `measure` send, as JSON."""
     request = {"contract": 2, "nonce": NONCE, "target": target, "checks": checks, "seed": seed,
                "steps": steps, "learning_rate": 0.003, "device": "cpu"}
     request.update(extra)
-    proc = subprocess.run(
-        driver_process.command(), input=driver_process.stdin(json.dumps(request)),
-        capture_output=True, text=True, timeout=600,
-    )
-    events = [strict_json(line) for line in proc.stdout.splitlines()]
+    return json.dumps(request)
+
+
+def without_nonce(lines):
+    """The events on `lines`, each checked to carry the request's nonce, which is dropped."""
+    events = [strict_json(line) for line in lines]
     for e in events:
         assert e.pop("nonce") == NONCE, e
+    return events
+
+
+def drive(target, checks=ALL, seed=0, steps=60, **extra):
+    """(exit code, events, stderr) of one driver run. Every line carries the request's nonce
+    (checked here and dropped); the first event, `started`, is dropped too."""
+    proc = subprocess.run(
+        driver_process.command(),
+        input=driver_process.stdin(request_text(target, checks, seed, steps, extra)),
+        capture_output=True, text=True, timeout=600,
+    )
+    events = without_nonce(proc.stdout.splitlines())
     assert events and events[0]["event"] == "started", events
     return proc.returncode, events[1:], proc.stderr
 
@@ -67,18 +79,12 @@ def measure(target, checks=ALL, seed=0, steps=60, **extra):
     `Events` channel and read back as the binary reads them. For tests of what the checks measure;
     a test of the process itself (its exit code, its stdout and stderr, a start-up `fatal`) uses
     `drive`."""
-    request = {"contract": 2, "nonce": NONCE, "target": target, "checks": checks, "seed": seed,
-               "steps": steps, "learning_rate": 0.003, "device": "cpu"}
-    request.update(extra)
     parse = driver_process.module("request").parse_request
     channel = driver_process.module("events").Events
     run_all = driver_process.module("run").run_all
     out = io.StringIO()
-    run_all(parse(json.dumps(request)), channel(out, NONCE))
-    events = [strict_json(line) for line in out.getvalue().splitlines()]
-    for e in events:
-        assert e.pop("nonce") == NONCE, e
-    return events
+    run_all(parse(request_text(target, checks, seed, steps, extra)), channel(out, NONCE))
+    return without_nonce(out.getvalue().splitlines())
 
 
 def fatal_of(events):
