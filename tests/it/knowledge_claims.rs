@@ -1379,12 +1379,7 @@ fn the_central_t_power_is_optimistic_at_three_pairs() {
 // ---------------------------------------------------------------------------------------------
 // Claims measured with PyTorch (the torch venv of tests/torch/support.rs).
 
-#[allow(dead_code)]
-#[path = "../torch/cache.rs"]
-mod cache;
-#[allow(dead_code)]
-#[path = "../torch/support.rs"]
-mod support;
+use crate::{cache, support};
 
 /// Runs `script` with the test Python and returns its stdout's numbers (every word that parses).
 /// The numbers `script` prints. What it printed is kept under `target/test-cache` by a hash of

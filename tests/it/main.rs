@@ -7,13 +7,22 @@
 //! The memory check measures with the counting allocator, as the mldebug binary does; it counts
 //! per thread, so tests beside one another do not disturb it.
 
+/// The torch tests' interpreter (`.ci/torch-venv`) and their kept measurements, for the claims
+/// measured with PyTorch.
+#[allow(dead_code)]
+#[path = "../torch/cache.rs"]
+mod cache;
 /// The sweep crate's writers of event files and W&B logs (doctor, fuzz seeds, readers).
 #[allow(dead_code)]
 #[path = "../../crates/sweep/tests/integration/support.rs"]
 mod format_writers;
 mod harness_support;
+#[allow(dead_code)]
+#[path = "../torch/support.rs"]
+mod support;
 mod sweep_support;
 
+mod before_all;
 mod catalog_dir_errors;
 mod catalog_embedded;
 mod catalog_pathological;

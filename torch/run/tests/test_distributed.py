@@ -8,6 +8,7 @@ sampler seeded per rank), BatchNorm running statistics, and MLDEBUG_RUN_RANKS=0 
     python -m unittest discover -s torch/run/tests -t torch/run/tests -p test_distributed.py
 """
 
+import functools
 import unittest
 
 from runner import fixture, has, kind, run, steps
@@ -25,6 +26,14 @@ def ranks(*args, limit=5, env=None):
     return by_rank
 
 
+@functools.lru_cache(maxsize=None)
+def default_ranks():
+    """The default run (DDP, a DistributedSampler, no BatchNorm) to its own end: two epochs of
+    8 steps (the limit, 17, is not reached). One torchrun start shared by the tests that read
+    it."""
+    return ranks(limit=17)
+
+
 def distributed_ok():
     if not has("torch"):
         return False
@@ -36,16 +45,16 @@ def distributed_ok():
 @unittest.skipUnless(distributed_ok(), "needs torch.distributed with gloo")
 class TwoRanks(unittest.TestCase):
     def test_ddp_with_distributed_sampler(self):
-        by_rank = ranks()
+        by_rank = default_ranks()
         self.assertEqual(sorted(by_rank), [0, 1])
         for rank, records in by_rank.items():
             start = records[0]
             self.assertEqual((start["rank"], start["world_size"], start["local_rank"]), (rank, 2, rank))
             self.assertEqual(kind(records, "model")[0]["wrapper"], "DistributedDataParallel")
             self.assertTrue(kind(records, "loader")[0]["distributed"])
-            self.assertEqual((records[-1]["reason"], records[-1]["steps"]), ("steps", 5))
+            self.assertEqual((records[-1]["reason"], records[-1]["steps"]), ("exit", 16))
         zero, one = steps(by_rank[0]), steps(by_rank[1])
-        self.assertEqual(len(zero), 5)
+        self.assertEqual(len(zero), 16)
         for a, b in zip(zero[:3], one[:3]):
             self.assertEqual(a["param_checksum"], b["param_checksum"])
             self.assertEqual(a["grad_checksum"], b["grad_checksum"])
@@ -71,7 +80,7 @@ class TwoRanks(unittest.TestCase):
         self.assertNotEqual(groups[0][0], groups[1][0])
 
     def test_row_samples_disjoint_with_distributed_sampler(self):
-        by_rank = ranks(limit=17)  # 8 steps an epoch: two whole epochs, ended at the next draw
+        by_rank = default_ranks()
         epochs = {r: [e for e in kind(recs, "epoch") if e["exhausted"]] for r, recs in by_rank.items()}
         self.assertEqual([len(epochs[0]), len(epochs[1])], [2, 2])
         for a, b in zip(epochs[0], epochs[1]):
@@ -95,7 +104,7 @@ class TwoRanks(unittest.TestCase):
         self.assertEqual(zero[0]["modules"][0]["name"], "1")
         self.assertEqual(zero[0]["modules"][0]["class"], "BatchNorm1d")
         self.assertNotEqual(zero[0]["modules"][0]["mean_sum"], one[0]["modules"][0]["mean_sum"])
-        self.assertEqual(kind(ranks(limit=2)[0], "batchnorm"), [])  # no BatchNorm: no record
+        self.assertEqual(kind(default_ranks()[0], "batchnorm"), [])  # no BatchNorm: no record
 
     def test_switch_turns_the_cross_rank_probes_off(self):
         by_rank = ranks("--bn", limit=9, env={"MLDEBUG_RUN_RANKS": "0"})

@@ -1,0 +1,60 @@
+//! Named to sort first. libtest starts a binary's tests in the order of their names, so this
+//! test makes the torch venv (`.ci/torch-venv`, created on the first use in an empty cache:
+//! about 100 s of download and unpacking) on one core at the very start, while the other core
+//! runs the tests that need no Python. Made later, by the first claim measured with PyTorch,
+//! it kept a second such test waiting on it with nothing to do.
+
+use crate::support::{python, repo};
+use std::process::Command;
+
+/// `name==version` lines of `torch/requirements.txt`.
+fn pinned() -> Vec<(String, String)> {
+    let text = std::fs::read_to_string(repo().join("torch/requirements.txt"))
+        .expect("torch/requirements.txt");
+    text.lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            let (name, version) = l
+                .split_once("==")
+                .unwrap_or_else(|| panic!("torch/requirements.txt: {l:?} is not name==version"));
+            (name.trim().to_string(), version.trim().to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn the_test_python_has_the_pinned_requirements() {
+    let pinned = pinned();
+    assert!(pinned.iter().any(|(n, _)| n == "torch"), "{pinned:?}");
+    let out = Command::new(python())
+        .args([
+            "-c",
+            "import sys, importlib.metadata as m\nfor n in sys.argv[1:]: print(n, m.version(n))",
+        ])
+        .args(pinned.iter().map(|(n, _)| n))
+        .output()
+        .expect("run the test Python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let found: Vec<(String, String)> = stdout
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .map(|(n, v)| (n.to_string(), v.to_string()))
+        .collect();
+    // An interpreter of the user's own (MLDEBUG_TEST_PYTHON) needs every package, not the pins.
+    if std::env::var_os("MLDEBUG_TEST_PYTHON").is_some_and(|p| !p.is_empty()) {
+        let names: Vec<_> = found.iter().map(|(n, _)| n.clone()).collect();
+        let wanted: Vec<_> = pinned.iter().map(|(n, _)| n.clone()).collect();
+        assert_eq!(names, wanted);
+    } else {
+        assert_eq!(
+            found, pinned,
+            "the venv of .ci/torch-venv, against torch/requirements.txt"
+        );
+    }
+}
