@@ -22,6 +22,7 @@ import importlib.util
 import json
 import os
 import runpy
+import shutil
 import signal
 import subprocess
 import sys
@@ -61,11 +62,23 @@ def run(argv, steps=0, bootstrap=True, env=None, flags=(), cwd=None, pythonpath=
     return spawn(argv, steps, bootstrap, env, flags, cwd, pythonpath)
 
 
+_SCRATCH = []  # folders this process made, removed when it exits (not by a forked child)
+
+
 def _scratch():
     out = tempfile.mkdtemp(prefix="mldebug-run-test-")
     trace_dir = os.path.join(out, "traces")
     os.mkdir(trace_dir)
+    if not _SCRATCH:
+        atexit.register(_remove_scratch, os.getpid())
+    _SCRATCH.append(out)
     return out, trace_dir
+
+
+def _remove_scratch(owner):
+    if os.getpid() == owner:
+        for folder in _SCRATCH:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def spawn(argv, steps=0, bootstrap=True, env=None, flags=(), cwd=None, pythonpath=()):
