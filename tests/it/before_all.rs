@@ -4,8 +4,7 @@
 //! runs the tests that need no Python. Made later, by the first claim measured with PyTorch,
 //! it kept a second such test waiting on it with nothing to do.
 
-use crate::support::{python, repo};
-use std::process::Command;
+use crate::support::{python_c, repo};
 
 /// `name==version` lines of `torch/requirements.txt`.
 fn pinned() -> Vec<(String, String)> {
@@ -27,20 +26,11 @@ fn pinned() -> Vec<(String, String)> {
 fn the_test_python_has_the_pinned_requirements() {
     let pinned = pinned();
     assert!(pinned.iter().any(|(n, _)| n == "torch"), "{pinned:?}");
-    let out = Command::new(python())
-        .args([
-            "-c",
-            "import sys, importlib.metadata as m\nfor n in sys.argv[1:]: print(n, m.version(n))",
-        ])
-        .args(pinned.iter().map(|(n, _)| n))
-        .output()
-        .expect("run the test Python");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let names: Vec<&str> = pinned.iter().map(|(n, _)| n.as_str()).collect();
+    let stdout = python_c(
+        "import sys, importlib.metadata as m\nfor n in sys.argv[1:]: print(n, m.version(n))",
+        &names,
     );
-    let stdout = String::from_utf8_lossy(&out.stdout);
     let found: Vec<(String, String)> = stdout
         .lines()
         .filter_map(|l| l.split_once(' '))
@@ -48,9 +38,8 @@ fn the_test_python_has_the_pinned_requirements() {
         .collect();
     // An interpreter of the user's own (MLDEBUG_TEST_PYTHON) needs every package, not the pins.
     if std::env::var_os("MLDEBUG_TEST_PYTHON").is_some_and(|p| !p.is_empty()) {
-        let names: Vec<_> = found.iter().map(|(n, _)| n.clone()).collect();
-        let wanted: Vec<_> = pinned.iter().map(|(n, _)| n.clone()).collect();
-        assert_eq!(names, wanted);
+        let installed: Vec<&str> = found.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(installed, names);
     } else {
         assert_eq!(
             found, pinned,

@@ -1396,17 +1396,9 @@ fn python_numbers(script: &str) -> Vec<f64> {
         .ok()
         .filter(|_| cache::enabled());
     let stdout = reused.unwrap_or_else(|| {
-        let out = std::process::Command::new(support::python())
-            .args(["-c", script])
-            .output()
-            .expect("run the test Python");
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        cache::write(&kept, &out.stdout);
-        String::from_utf8_lossy(&out.stdout).into_owned()
+        let stdout = support::python_c::<&str>(script, &[]);
+        cache::write(&kept, stdout.as_bytes());
+        stdout
     });
     stdout
         .split_whitespace()

@@ -41,6 +41,27 @@ pub fn python() -> &'static Path {
     })
 }
 
+/// What the test Python prints for `python -c script args...`; panics with its stderr when it
+/// fails.
+#[allow(
+    dead_code,
+    reason = "used by tests/it, which shares this file; not by the torch binary"
+)]
+pub fn python_c<S: AsRef<std::ffi::OsStr>>(script: &str, args: &[S]) -> String {
+    let out = Command::new(python())
+        .arg("-c")
+        .arg(script)
+        .args(args)
+        .output()
+        .expect("run the test Python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// `mldebug <args>` with the test Python.
 pub fn mldebug(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_mldebug"))

@@ -81,19 +81,26 @@ def _remove_scratch(owner):
             shutil.rmtree(folder, ignore_errors=True)
 
 
+def _bootstrap_environ(environ, trace_dir, steps):
+    """`environ` without what a run inherits from ours, then, unless `steps` is None, with
+    what the binary hands the bootstrap (the caller adds the bootstrap to PYTHONPATH)."""
+    for key in ("MLDEBUG_RUN_DIR", "MLDEBUG_RUN_STEPS", "MLDEBUG_RUN_CONTRACT", "PYTHONPATH"):
+        environ.pop(key, None)
+    if steps is not None:
+        environ.update(MLDEBUG_RUN_DIR=trace_dir, MLDEBUG_RUN_STEPS=str(steps),
+                       MLDEBUG_RUN_CONTRACT="1")
+
+
 def spawn(argv, steps=0, bootstrap=True, env=None, flags=(), cwd=None, pythonpath=()):
     """Run `python [flags] argv...` in a new interpreter (argv[0] a script path, or `-m`, or a
     list starting with a program when argv[0] is not a .py file); returns a Result with the
     traces by pid."""
     out, trace_dir = _scratch()
     environ = dict(os.environ)
-    for key in ("MLDEBUG_RUN_DIR", "MLDEBUG_RUN_STEPS", "MLDEBUG_RUN_CONTRACT", "PYTHONPATH"):
-        environ.pop(key, None)
+    _bootstrap_environ(environ, trace_dir, steps if bootstrap else None)
     paths = list(pythonpath)
     if bootstrap:
         paths.insert(0, RUN)
-        environ.update(MLDEBUG_RUN_DIR=trace_dir, MLDEBUG_RUN_STEPS=str(steps),
-                       MLDEBUG_RUN_CONTRACT="1")
     if paths:
         environ["PYTHONPATH"] = os.pathsep.join(paths)
     environ.setdefault("OMP_NUM_THREADS", "1")
@@ -147,15 +154,13 @@ def _as_main(argv, steps, cwd, trace_dir):
     program or the bootstrap can tell. Returns the exit status."""
     script = os.path.abspath(os.path.join(cwd, argv[0]))
     os.chdir(cwd)
-    for key in ("MLDEBUG_RUN_DIR", "MLDEBUG_RUN_STEPS", "MLDEBUG_RUN_CONTRACT", "PYTHONPATH"):
-        os.environ.pop(key, None)
+    _bootstrap_environ(os.environ, trace_dir, steps)
     sys.argv = [script, *argv[1:]]
     # A new interpreter's path: the script's folder, then PYTHONPATH, then the rest.
     rest = [p for p in sys.path[1:] if os.path.realpath(p or ".") != os.path.realpath(RUN)]
     sys.path[:] = [os.path.dirname(script)] + ([RUN] if steps is not None else []) + rest
     if steps is not None:
-        os.environ.update(MLDEBUG_RUN_DIR=trace_dir, MLDEBUG_RUN_STEPS=str(steps),
-                          MLDEBUG_RUN_CONTRACT="1", PYTHONPATH=RUN)
+        os.environ["PYTHONPATH"] = RUN
         spec = importlib.util.spec_from_file_location(
             "sitecustomize", os.path.join(RUN, "sitecustomize.py"))
         site = importlib.util.module_from_spec(spec)
