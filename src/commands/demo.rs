@@ -61,14 +61,17 @@ fn show(matrix: &DemoMatrix, g: &Context) -> Result<Exit> {
 }
 
 /// Run every model on a few worker threads (the models are independent and small, so this
-/// keeps both cores busy); the reports come back in zoo order.
+/// keeps both cores busy); the reports come back in zoo order. On a GPU, one model at a time:
+/// the memory check reads the device's memory pool, which every thread's tensors share.
 fn run_all(
     models: &[&ZooModel],
     options: &[Options],
     checks: &[CheckId],
     progress: &ModelsProgress,
 ) -> Vec<Report> {
-    let threads = mldebug_text::parallel::threads_for(models.len(), usize::MAX);
+    let on_cpu = options.iter().all(|o| o.device.is_cpu());
+    let most = if on_cpu { usize::MAX } else { 1 };
+    let threads = mldebug_text::parallel::threads_for(models.len(), most);
     mldebug_text::parallel::map_in_order(models, threads, |i, model| {
         let report = (model.run)(checks, &options[i]);
         progress.done(model.name);

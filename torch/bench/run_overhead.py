@@ -5,12 +5,13 @@
              PYTHONPATH, MLDEBUG_RUN_DIR set, MLDEBUG_RUN_STEPS=0: every step observed)
 
 on a ~5M-parameter GPT-2 (GPT2LMHeadModel from torch/bench/gpt2-5m/config.json), batch 8 x 128
-drawn from a DataLoader, AdamW, CPU. Both processes are started at once and step in lockstep
+drawn from a DataLoader, AdamW, on the CPU or (`--device cuda`) a GPU, where each step ends with
+the loss read back (`loss.item()`), so a step's time holds its GPU work. Both processes are started at once and step in lockstep
 (the parent lets one step, then the other), so drift on a busy machine hits them alike. The
 first HEAVY steps (the probes' heavy steps, plus warm-up) are reported apart; the median of the
 later steps of each process is compared.
 
-    python torch/bench/run_overhead.py [--steps 20] [--threads 2]
+    python torch/bench/run_overhead.py [--steps 20] [--threads 2] [--device cuda]
 """
 
 import argparse
@@ -28,7 +29,7 @@ RUN = os.path.normpath(os.path.join(HERE, "..", "run"))
 HEAVY = 4  # the probes' 3 heavy steps and one more for the allocator to settle
 
 
-def child(threads):
+def child(threads, device):
     """One training process: a step each time the parent writes a line; prints its seconds."""
     import torch
     from torch.utils.data import DataLoader, TensorDataset
@@ -36,7 +37,7 @@ def child(threads):
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
-    model = GPT2LMHeadModel(AutoConfig.from_pretrained(CONFIG))
+    model = GPT2LMHeadModel(AutoConfig.from_pretrained(CONFIG)).to(device)
     ids = torch.randint(0, model.config.vocab_size, (8 * 64, 128),
                         generator=torch.Generator().manual_seed(0))
     loader = DataLoader(TensorDataset(ids), batch_size=8, shuffle=True)
@@ -50,6 +51,7 @@ def child(threads):
         except StopIteration:
             batches = iter(loader)
             (batch,) = next(batches)
+        batch = batch.to(device)
         loss = model(input_ids=batch, labels=batch).loss
         loss.backward()
         opt.step()
@@ -57,7 +59,7 @@ def child(threads):
         print(json.dumps({"s": time.perf_counter() - started, "loss": loss.item()}), flush=True)
 
 
-def start(watched, threads):
+def start(watched, threads, device):
     env = dict(os.environ)
     for key in ("MLDEBUG_RUN_DIR", "MLDEBUG_RUN_STEPS", "MLDEBUG_RUN_CONTRACT"):
         env.pop(key, None)
@@ -67,7 +69,7 @@ def start(watched, threads):
         env["PYTHONPATH"] = os.pathsep.join([RUN] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env.update(MLDEBUG_RUN_DIR=trace_dir, MLDEBUG_RUN_STEPS="0", MLDEBUG_RUN_CONTRACT="1")
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", "--threads",
-                             str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             str(threads), "--device", device], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             env=env, text=True)
     return proc, trace_dir
 
@@ -76,12 +78,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--steps", type=int, default=20, help="steps per process, heavy ones included")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.threads)
+        child(args.threads, args.device)
         return
-    procs = {"plain": start(False, args.threads), "watched": start(True, args.threads)}
+    procs = {"plain": start(False, args.threads, args.device),
+             "watched": start(True, args.threads, args.device)}
     for proc, _ in procs.values():
         if proc.stdout.readline().strip() != "ready":
             sys.exit("a training process did not start")
@@ -100,7 +104,8 @@ def main():
     traces = os.listdir(procs["watched"][1])
     plain, watched = (statistics.median(times[n][HEAVY:]) for n in ("plain", "watched"))
     heavy = [w / p for w, p in zip(times["watched"][:3], times["plain"][:3])]
-    print("steps per process: %d (the first %d apart), threads: %d" % (args.steps, HEAVY, args.threads))
+    print("device: %s, steps per process: %d (the first %d apart), threads: %d"
+          % (args.device, args.steps, HEAVY, args.threads))
     print("median step, later steps: plain %.1f ms, watched %.1f ms, ratio %.3f"
           % (plain * 1e3, watched * 1e3, watched / plain))
     paired = statistics.median(w / p for w, p in zip(times["watched"][HEAVY:], times["plain"][HEAVY:]))

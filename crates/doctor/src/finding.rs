@@ -78,6 +78,8 @@ pub enum Symptom {
     ClassImbalance,
     /// A large share of each step spent waiting for the data loader.
     DataWait,
+    /// The program waits for the GPU (a host-device synchronisation) within every step.
+    HostSyncs,
     /// The program ended without an optimizer step: nothing was observed.
     NoOptimizerStep,
     /// The program raised or exited with an error.
@@ -114,7 +116,7 @@ impl Symptom {
     ];
 
     /// The symptoms only a run trace shows (`mldebug run`), in the order findings are listed.
-    pub const TRACE: [Symptom; 34] = [
+    pub const TRACE: [Symptom; 35] = [
         Symptom::GradsAccumulate,
         Symptom::StepChangesNothing,
         Symptom::UpdateTooLarge,
@@ -139,6 +141,7 @@ impl Symptom {
         Symptom::InputsNotNormalised,
         Symptom::ClassImbalance,
         Symptom::DataWait,
+        Symptom::HostSyncs,
         Symptom::MemoryStages,
         Symptom::NoOptimizerStep,
         Symptom::RunError,
@@ -189,6 +192,7 @@ impl Symptom {
             Symptom::InputsNotNormalised => "inputs-not-normalised",
             Symptom::ClassImbalance => "class-imbalance",
             Symptom::DataWait => "data-wait",
+            Symptom::HostSyncs => "host-syncs",
             Symptom::NoOptimizerStep => "no-optimizer-step",
             Symptom::RunError => "run-error",
             Symptom::RanksSameData => "ranks-same-data",

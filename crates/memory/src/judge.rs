@@ -118,6 +118,10 @@ fn intermediate(m: &Measurement) -> Option<(f64, String)> {
         .iter()
         .map(|s| s.forward_largest)
         .fold(0.0, f64::max);
+    if largest <= 0.0 {
+        // Not measured (a GPU memory pool counts bytes in use, not single allocations).
+        return None;
+    }
     let ratio = largest / module.bytes;
     let line = format!(
         "forward allocated one {} tensor, {ratio:.0}× the largest layer output ({}, {}): an \
@@ -266,6 +270,17 @@ mod tests {
         );
         let v = judge(&run([3000.0; 4], 4_500.0), None);
         assert_eq!(v.status, Status::Pass);
+    }
+
+    #[test]
+    fn an_unmeasured_largest_allocation_neither_fails_nor_reports_a_ratio() {
+        // A GPU pool counts bytes in use, not single allocations: 0 means not measured.
+        let v = judge(&run([3000.0; 4], 0.0), None);
+        assert_eq!(v.status, Status::Pass, "{}", v.summary);
+        assert!(!v
+            .metrics
+            .iter()
+            .any(|(k, _)| k == "largest_allocation_ratio"));
     }
 
     #[test]

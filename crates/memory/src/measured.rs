@@ -25,7 +25,8 @@ pub struct StepMemory {
     pub optimizer_step: f64,
     /// The level after the step, gradients and graph freed: what stays alive across steps.
     pub end: f64,
-    /// The largest single allocation during forward and loss.
+    /// The largest single allocation during forward and loss; 0 where the meter cannot tell (a
+    /// GPU memory pool).
     pub forward_largest: f64,
 }
 

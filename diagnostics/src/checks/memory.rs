@@ -1,10 +1,11 @@
 //! `memory`: where a training step's memory goes, measured per stage for steps 1 to 4, and
 //! whether it leaks, spikes or materialises what it need not.
 //!
-//! Needs the counting allocator ([`crate::memory::alloc`]) as the process's global allocator:
-//! the `mldebug` binary and every generated harness install it; elsewhere the check is
-//! `skipped`. Measures on CPU; on another device it is `skipped` (the same judgement will read a
-//! GPU pool's high-water mark once it is measured).
+//! On CPU it needs the counting allocator ([`crate::memory::alloc`]) as the process's global
+//! allocator: the `mldebug` binary and every generated harness install it; elsewhere the check
+//! is `skipped`. On CUDA (a build with `--features cuda`) it reads the device's memory pool
+//! ([`crate::memory::meter`]); there the largest single allocation is not known, so the
+//! avoidable-intermediate rule does not apply. On another device it is `skipped`.
 //!
 //! The verdict is `mldebug_memory::judge`'s: fail when what stays alive across steps grows at
 //! every step after step 2 (a leak) or when forward makes one allocation many times any traced
@@ -20,28 +21,19 @@
 //! store `loss.to_scalar()` or detached copies instead).
 
 use super::skipped;
-use crate::memory::{alloc, measure};
+use crate::memory::{measure, meter};
 use crate::model::DebugModel;
 use crate::options::Options;
 use crate::report::{CheckId, Finding};
-use candle_core::{Device, Result};
+use candle_core::Result;
 use mldebug_judge::memory::{judge, Measurement};
 
 const ID: CheckId = CheckId::Memory;
 
 /// Measures fresh `M` for [`measure::STEPS`] steps on its own batch and judges it.
 pub fn memory<M: DebugModel>(opts: &Options) -> Result<Finding> {
-    if !alloc::installed() {
-        return Ok(skipped(
-            ID,
-            "no counting allocator in this process: install mldebug_diagnostics::memory::CountingAllocator as the #[global_allocator] (the mldebug binary and its harnesses do)",
-        ));
-    }
-    if !matches!(opts.device, Device::Cpu) {
-        return Ok(skipped(
-            ID,
-            "memory is measured on CPU only for now; rerun with --device cpu",
-        ));
+    if let Err(why) = meter::for_device(&opts.device)? {
+        return Ok(skipped(ID, why));
     }
     let run = measure::measure::<M>(opts, measure::BatchLayout::default())?;
     let m = Measurement {

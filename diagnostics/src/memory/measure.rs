@@ -1,6 +1,7 @@
 //! A measured training run on candle: fresh parameters, the model's batch (optionally repeated
 //! or cut short), then [`STEPS`] steps of forward + loss, backward and an AdamW step, with the
-//! counting allocator's peak read at each stage ([`super::alloc`]).
+//! peak read at each stage from the device's meter ([`super::meter`]: the counting allocator on
+//! CPU, the memory pool on CUDA).
 //!
 //! The optimizer is created at step 1's optimizer stage, so its state appears where PyTorch
 //! allocates AdamW's moments: at the first `optimizer.step()`. The gradients and the graph are
@@ -11,8 +12,9 @@
 //! parameters, the batch, AdamW's two moments, and the bytes its autograd graph keeps
 //! ([`super::graph`]): candle keeps every intermediate until backward is done.
 
+use super::backward;
 use super::graph::{inventory, GraphInventory};
-use super::{alloc, backward};
+use super::meter::{self, Meter};
 use crate::checks::buffers;
 use crate::checks::fresh::in_dtype;
 use crate::checks::optimizer::CheckOptimizer;
@@ -20,7 +22,7 @@ use crate::init::{seeded_var_builder, ParamStore};
 use crate::model::{Batch, DebugModel, Task};
 use crate::options::Options;
 use crate::trace::{Frame, Recorder};
-use candle_core::{Result, Tensor, Var};
+use candle_core::{Error, Result, Tensor, Var};
 use mldebug_memory::measured::{
     Measurement, ModelEstimate, ModuleActivation, StageEstimate, StepMemory,
 };
@@ -99,43 +101,44 @@ pub fn resize(batch: Batch, layout: BatchLayout, task: Task) -> Result<Batch> {
     })
 }
 
-/// Measures [`STEPS`] training steps of fresh `M` on this thread. Needs the [`alloc`] counting
-/// allocator installed (checked by the caller).
+/// Measures [`STEPS`] training steps of fresh `M` on this thread, on `opts.device`. Needs a
+/// meter for that device ([`meter::for_device`]: on CPU the counting allocator installed).
 pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run> {
+    let meter = meter::for_device(&opts.device)?.map_err(|why| Error::Msg(why.into()))?;
     warm_up::<M>(opts, layout)?;
-    let base = alloc::live();
+    let base = meter.live()?;
     let since = |x: i64| (x - base) as f64;
     let (params, vb) = seeded_var_builder(opts.seed, opts.dtype, &opts.device);
     let model = M::build(vb)?;
-    let load = since(alloc::live());
+    let load = since(meter.live()?);
     let batch = resize(
         in_dtype(M::batch(&opts.device, opts.seed)?, opts.dtype)?,
         layout,
         M::task(),
     )?;
-    let data = since(alloc::live()) - load;
+    let data = since(meter.live()?) - load;
     let vars = buffers::split(&model, &params, &batch)?.param_vars();
     let mut optimizer: Option<CheckOptimizer> = None;
     let mut optimizer_state = 0.0;
     let mut steps = Vec::with_capacity(STEPS);
     for _ in 0..STEPS {
         opts.check_deadline()?;
-        alloc::reset_peak();
+        meter.reset_peak()?;
         let output = model.forward(&batch.input, true)?;
         let loss = model.loss(&output, &batch.targets)?;
-        let forward = since(alloc::peak());
-        let forward_end = since(alloc::live());
-        let forward_largest = alloc::largest() as f64;
-        alloc::reset_peak();
+        let forward = since(meter.peak()?);
+        let forward_end = since(meter.live()?);
+        let forward_largest = meter.largest() as f64;
+        meter.reset_peak()?;
         let grads = loss.backward()?;
-        let backward = since(alloc::peak());
+        let backward = since(meter.peak()?);
         drop((loss, output));
-        let after_backward = since(alloc::live());
-        alloc::reset_peak();
+        let after_backward = since(meter.live()?);
+        meter.reset_peak()?;
         if optimizer.is_none() {
-            let before = alloc::live();
+            let before = meter.live()?;
             optimizer = Some(CheckOptimizer::new(vars.clone(), opts.learning_rate)?);
-            optimizer_state = (alloc::live() - before) as f64;
+            optimizer_state = (meter.live()? - before) as f64;
         }
         if let Some(opt) = optimizer.as_mut() {
             opt.step(&grads)?;
@@ -146,16 +149,22 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
             forward_end,
             backward,
             after_backward,
-            optimizer_step: since(alloc::peak()),
-            end: since(alloc::live()),
+            optimizer_step: since(meter.peak()?),
+            end: since(meter.live()?),
             forward_largest,
         });
     }
-    let (estimate, graph, modules) =
-        estimate_from_one_step(&model, &params, &vars, &batch, opts.dtype.size_in_bytes())?;
+    let (estimate, graph, modules) = estimate_from_one_step(
+        &model,
+        &params,
+        &vars,
+        &batch,
+        opts.dtype.size_in_bytes(),
+        &meter,
+    )?;
     Ok(Run {
         measurement: Measurement {
-            source: "counting allocator, CPU, this thread".into(),
+            source: meter.source().into(),
             load,
             data,
             optimizer_state,
@@ -179,8 +188,14 @@ pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Resu
         M::task(),
     )?;
     let vars = buffers::split(&model, &params, &batch)?.param_vars();
-    let (estimate, _, mut modules) =
-        estimate_from_one_step(&model, &params, &vars, &batch, opts.dtype.size_in_bytes())?;
+    let (estimate, _, mut modules) = estimate_from_one_step(
+        &model,
+        &params,
+        &vars,
+        &batch,
+        opts.dtype.size_in_bytes(),
+        &Meter::Host,
+    )?;
     let all = params.vars();
     let count = |vs: &[Var]| vs.iter().map(|v| v.elem_count() as u64).sum::<u64>();
     modules.sort_by(|a, b| b.bytes.total_cmp(&a.bytes));
@@ -224,6 +239,7 @@ fn estimate_from_one_step<M: DebugModel>(
     trainable: &[Var],
     batch: &Batch,
     size: usize,
+    meter: &Meter,
 ) -> Result<(StageEstimate, GraphInventory, Vec<ModuleActivation>)> {
     let recorder = Recorder::with_capacity(FRAMES);
     let output = model.forward(&batch.input, true)?;
@@ -233,8 +249,27 @@ fn estimate_from_one_step<M: DebugModel>(
     let loss = model.loss(&output, &batch.targets)?;
     let graph = inventory(&loss);
     let kept = backward::probe(loss, batch, &params.named(), &layers)?;
-    let estimate = stage_estimate(&params.vars(), trainable, batch, &graph, &layers, &kept);
+    let overhead = Overhead {
+        tensor: meter.tensor_overhead(TENSOR_OVERHEAD),
+        var: meter.tensor_overhead(VAR_OVERHEAD),
+    };
+    let estimate = stage_estimate(
+        &params.vars(),
+        trainable,
+        batch,
+        &graph,
+        &layers,
+        &kept,
+        overhead,
+    );
     Ok((estimate, graph, layers.modules))
+}
+
+/// Bytes the meter counts per tensor and per parameter besides their elements.
+#[derive(Debug, Clone, Copy)]
+struct Overhead {
+    tensor: f64,
+    var: f64,
 }
 
 /// The estimate of each stage of a steady-state step.
@@ -252,24 +287,25 @@ fn stage_estimate(
     graph: &GraphInventory,
     layers: &Layers,
     kept: &backward::Kept,
+    overhead: Overhead,
 ) -> StageEstimate {
     let layer_outputs: f64 = layers.modules.iter().map(|m| m.bytes).sum();
     let weights: f64 = all
         .iter()
-        .map(|v| bytes(v.as_tensor()) + VAR_OVERHEAD)
+        .map(|v| bytes(v.as_tensor()) + overhead.var)
         .sum();
     // Each gradient, and each of AdamW's two moments, is a tensor of its parameter's size.
     let grads: f64 = trainable
         .iter()
-        .map(|v| bytes(v.as_tensor()) + TENSOR_OVERHEAD)
+        .map(|v| bytes(v.as_tensor()) + overhead.tensor)
         .sum();
     let largest = trainable
         .iter()
         .map(|v| bytes(v.as_tensor()))
         .fold(0.0, f64::max);
     let state = 2.0 * grads;
-    let data = bytes(&batch.input) + bytes(&batch.targets) + 2.0 * TENSOR_OVERHEAD;
-    let graph_bytes = graph.bytes as f64 + graph.nodes as f64 * TENSOR_OVERHEAD;
+    let data = bytes(&batch.input) + bytes(&batch.targets) + 2.0 * overhead.tensor;
+    let graph_bytes = graph.bytes as f64 + graph.nodes as f64 * overhead.tensor;
     let forward = weights + data + state + graph_bytes;
     StageEstimate {
         load: weights,
@@ -282,7 +318,7 @@ fn stage_estimate(
         optimizer_step: forward
             + grads
             + kept.bytes
-            + ADAM_TEMPORARIES * (largest + TENSOR_OVERHEAD),
+            + ADAM_TEMPORARIES * (largest + overhead.tensor),
     }
 }
 

@@ -1,4 +1,5 @@
-//! Measuring training memory on candle: a counting allocator ([`alloc`]), the bytes candle's
+//! Measuring training memory on candle: a counting allocator ([`alloc`]) on CPU and the memory
+//! pool on CUDA, behind one [`meter`], the bytes candle's
 //! autograd graph keeps ([`graph`]), what its backward keeps and needs ([`backward`]), and the
 //! measured run of a few training steps ([`measure`]) that `check memory` judges with
 //! `mldebug_memory::judge`.
@@ -7,5 +8,6 @@ pub mod alloc;
 pub mod backward;
 pub mod graph;
 pub mod measure;
+pub mod meter;
 
 pub use alloc::CountingAllocator;

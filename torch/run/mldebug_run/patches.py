@@ -28,7 +28,7 @@ import weakref
 
 from . import hooks
 from . import state as _state
-from .probes import data, labels, mode, optim
+from .probes import data, labels, mode, optim, syncs
 
 SCALED_KEPT_MAX = 64  # GradScaler outputs remembered until their backward
 
@@ -38,6 +38,7 @@ def _patch(owner, name, make):
     if original is None or getattr(original, "_mldebug_wrapped", False):
         return
     wrapper = make(original)
+    syncs.PASS_THROUGH.add(wrapper.__code__)
     if isinstance(original, types.FunctionType) and not isinstance(owner, type):
         wrapper = _with_globals_of(wrapper, original)
     wrapper._mldebug_wrapped = True

@@ -198,6 +198,21 @@ pub struct Step {
     pub grad_checksum: Option<f64>,
     /// The first training forward's main input, on heavy steps.
     pub input: Option<Input>,
+    /// Host-device synchronisations the program made in this step's interval (CUDA, steps 2
+    /// and 3); absent where they were not counted.
+    pub syncs: Option<u64>,
+    /// Where they were made, most frequent first.
+    pub sync_sites: Vec<SyncSite>,
+}
+
+/// One entry of a `step` record's `sync_sites`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SyncSite {
+    /// `path:line` in the program.
+    #[serde(rename = "where")]
+    pub location: Option<String>,
+    pub count: u64,
 }
 
 /// The `input` of a `step` record.

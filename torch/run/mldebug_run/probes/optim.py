@@ -23,7 +23,7 @@ from .. import models
 from .. import state as _state
 from ..state import HEAVY_STEPS, probe
 from ..where import where
-from . import batchnorm, carried, data, grads, memory, nonfinite, stages
+from . import batchnorm, carried, data, grads, memory, nonfinite, stages, syncs
 from .tensors import FINGERPRINT_ELEMENTS, dense, norms, sample, sums64, to_floats
 
 COPY_BYTES_MAX = 512 << 20  # full before-step copies up to 512 MiB; beyond, strided samples
@@ -216,6 +216,7 @@ def step_post(opt, args, kwargs):
     st.interval = _state.Interval(st.now())
     if entry.index == 0:
         st.steps += 1  # records of this step are written; later ones lead to the next
+        syncs.interval_started(st.step, _first_device())
         if st.limit and st.steps >= st.limit:
             from .. import stop
 
@@ -282,6 +283,10 @@ def _step_record(entry, opt, pre, grad_norm):
     }
     if iv.input is not None:
         record["input"] = iv.input
+    if entry.index == 0:
+        count, sites = syncs.take()
+        if count is not None:
+            record["syncs"], record["sync_sites"] = count, sites
     return record
 
 

@@ -13,6 +13,7 @@ mod ranks;
 mod shards;
 mod stages;
 mod sync_bn;
+mod syncs;
 mod update;
 
 use super::read::Process;
@@ -56,6 +57,7 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
         numerics::judge(p, &mut out);
         mode::judge(p, &mut out);
         data::judge(p, &mut out);
+        syncs::judge(p, &mut out);
         lifecycle::judge_process(p, &mut out);
         stages::judge(p, &mut out);
         let history = history(p);
@@ -159,5 +161,7 @@ mod tests;
 mod tests_memory_estimate;
 #[cfg(test)]
 mod tests_ranks;
+#[cfg(test)]
+mod tests_syncs;
 #[cfg(test)]
 mod tests_update_memory;
