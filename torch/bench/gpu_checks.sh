@@ -26,14 +26,14 @@ J=$(mktemp -d)  # the JSON documents, packed into one file at the end (few files
 mkdir -p "$O"
 export PYTHONUNBUFFERED=1 MLDEBUG_PYTHON="$PY"
 
-# One command, bounded: its output, then its exit status and wall time.
+# One command, bounded: its output, then (on stderr) its exit status and wall time.
 t() {
     local limit=$1 s rc
     shift
     s=$(date +%s%N)
     timeout "$limit" "$@"
     rc=$?
-    echo "[rc=$rc wall=$((($(date +%s%N) - s) / 1000000)) ms] $*"
+    echo "[rc=$rc wall=$((($(date +%s%N) - s) / 1000000)) ms] $*" >&2
 }
 
 # The findings of a `mldebug run --json` document, one line each.
@@ -88,12 +88,12 @@ if [ -n "$R" ]; then
     grep -E "device:|time:|on/off|ratio|rc=" "$O/bench.txt"
 fi
 
-t 180 "$PY" torch/bench/run_overhead.py --device cuda --steps 40 >"$O/overhead.txt" 2>&1
+t 150 "$PY" torch/bench/run_overhead.py --device cuda --steps 30 >"$O/overhead.txt" 2>&1
 cat "$O/overhead.txt"
 
 {
     t 150 "$B" check memory --torch torch/zoo/tiny_gpt.py:TinyGpt --device cuda --python "$PY"
-    t 240 "$B" demo --torch --device cuda --python "$PY"
+    t 150 "$B" demo --torch --device cuda --python "$PY"
 } >"$O/torch.txt" 2>&1
 grep "rc=" "$O/torch.txt"
 tar czf "$O/json.tgz" -C "$J" .

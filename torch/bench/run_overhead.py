@@ -79,13 +79,15 @@ def main():
     ap.add_argument("--steps", type=int, default=20, help="steps per process, heavy ones included")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    ap.add_argument("--watched-first", action="store_true",
+                    help="the watched process steps first in each round (default: the plain one)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(args.threads, args.device)
         return
-    procs = {"plain": start(False, args.threads, args.device),
-             "watched": start(True, args.threads, args.device)}
+    order = ["watched", "plain"] if args.watched_first else ["plain", "watched"]
+    procs = {name: start(name == "watched", args.threads, args.device) for name in order}
     for proc, _ in procs.values():
         if proc.stdout.readline().strip() != "ready":
             sys.exit("a training process did not start")
@@ -104,8 +106,8 @@ def main():
     traces = os.listdir(procs["watched"][1])
     plain, watched = (statistics.median(times[n][HEAVY:]) for n in ("plain", "watched"))
     heavy = [w / p for w, p in zip(times["watched"][:3], times["plain"][:3])]
-    print("device: %s, steps per process: %d (the first %d apart), threads: %d"
-          % (args.device, args.steps, HEAVY, args.threads))
+    print("device: %s, steps per process: %d (the first %d apart), threads: %d, first in a "
+          "round: %s" % (args.device, args.steps, HEAVY, args.threads, order[0]))
     print("median step, later steps: plain %.1f ms, watched %.1f ms, ratio %.3f"
           % (plain * 1e3, watched * 1e3, watched / plain))
     paired = statistics.median(w / p for w, p in zip(times["watched"][HEAVY:], times["plain"][HEAVY:]))

@@ -62,5 +62,42 @@ class LargestTransientBlock(unittest.TestCase):
         self.assertEqual(self.allocations(on=False).largest_transient(0, 2, events), 0.0)
 
 
+class WarmUp(unittest.TestCase):
+    """The warm-up before the CUDA baseline (library workspaces allocated there, not in step 1)
+    runs the model's forward and backward once and leaves the measured model unchanged: the
+    same seed still builds the same weights. On a GPU, torch/bench/gpu_checks.sh checks that
+    a clean model then shows no second-batch spike."""
+
+    def test_a_forward_and_a_backward_and_the_same_weights_after(self):
+        import torch
+
+        from mldebug_driver.checks.memory import warm_up
+        from mldebug_driver.rng import seed_all
+
+        calls = []
+
+        class Subject:
+            def build(self):
+                return torch.nn.Linear(4, 3)
+
+            def batch(self, seed, device):
+                g = torch.Generator().manual_seed(seed)
+                return torch.randn(5, 4, generator=g), torch.randint(0, 3, (5,), generator=g)
+
+            def loss(self, output, targets):
+                calls.append(output.requires_grad)
+                return torch.nn.functional.cross_entropy(output, targets)
+
+        class Run:
+            seed, device, subject = 3, torch.device("cpu"), Subject()
+
+        seed_all(3)
+        before = Subject().build().weight.detach().clone()
+        warm_up(Run())
+        self.assertEqual(calls, [True])
+        seed_all(3)
+        self.assertTrue(torch.equal(Subject().build().weight, before))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -12,9 +12,9 @@
 //! parameters, the batch, AdamW's two moments, and the bytes its autograd graph keeps
 //! ([`super::graph`]): candle keeps every intermediate until backward is done.
 
-use super::backward;
 use super::graph::{inventory, GraphInventory};
 use super::meter::{self, Meter};
+use super::{alloc, backward};
 use crate::checks::buffers;
 use crate::checks::fresh::in_dtype;
 use crate::checks::optimizer::CheckOptimizer;
@@ -22,7 +22,7 @@ use crate::init::{seeded_var_builder, ParamStore};
 use crate::model::{Batch, DebugModel, Task};
 use crate::options::Options;
 use crate::trace::{Frame, Recorder};
-use candle_core::{Error, Result, Tensor, Var};
+use candle_core::{Device, Error, Result, Tensor, Var};
 use mldebug_memory::measured::{
     Measurement, ModelEstimate, ModuleActivation, StageEstimate, StepMemory,
 };
@@ -154,6 +154,15 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
             forward_largest,
         });
     }
+    let mut source = meter.source().to_string();
+    if !meter.counts_allocations() {
+        if let Some(largest) = forward_largest_on_host::<M>(opts, layout)? {
+            for s in &mut steps {
+                s.forward_largest = largest;
+            }
+            source.push_str("; the largest forward allocation from the same forward pass on CPU");
+        }
+    }
     let (estimate, graph, modules) = estimate_from_one_step(
         &model,
         &params,
@@ -164,7 +173,7 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
     )?;
     Ok(Run {
         measurement: Measurement {
-            source: meter.source().into(),
+            source,
             load,
             data,
             optimizer_state,
@@ -174,6 +183,38 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
         estimate,
         graph,
     })
+}
+
+/// The largest single allocation of a forward pass and loss of fresh `M` (same seed, dtype
+/// and batch) on CPU, from the counting allocator; `None` without it. A GPU pool counts the
+/// bytes in use, not allocations, and the tensors a model's ops materialise are the same on
+/// either device. The second of two passes is read: the first allocates the matmul kernels'
+/// per-thread workspaces.
+fn forward_largest_on_host<M: DebugModel>(
+    opts: &Options,
+    layout: BatchLayout,
+) -> Result<Option<f64>> {
+    if !alloc::installed() {
+        return Ok(None);
+    }
+    let host = Device::Cpu;
+    let (_params, vb) = seeded_var_builder(opts.seed, opts.dtype, &host);
+    let model = M::build(vb)?;
+    let batch = resize(
+        in_dtype(M::batch(&host, opts.seed)?, opts.dtype)?,
+        layout,
+        M::task(),
+    )?;
+    let pass = || -> Result<f64> {
+        alloc::reset_peak();
+        let output = model.forward(&batch.input, true)?;
+        let loss = model.loss(&output, &batch.targets)?;
+        let largest = alloc::largest() as f64;
+        drop((loss, output));
+        Ok(largest)
+    };
+    pass()?;
+    Ok(Some(pass()?))
 }
 
 /// The estimate of each stage for fresh `M` on its own batch (resized by `layout`), from its

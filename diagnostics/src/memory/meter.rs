@@ -8,7 +8,8 @@
 //! allocator counts per thread. Two differences: the pool belongs to the device, not the
 //! thread, so a measurement needs the device to itself (`mldebug demo` runs its models one at a
 //! time on a GPU), and it says nothing of single allocations, so the largest forward allocation
-//! (the avoidable-intermediate rule) is not measured there. The CUDA context, cuBLAS's
+//! (the avoidable-intermediate rule) is measured on the same forward pass on CPU instead
+//! ([`super::measure`]). The CUDA context, cuBLAS's
 //! workspace and the kernels' code are not in the pool, as PyTorch leaves them out of
 //! `max_memory_allocated`. Every reading waits for the device first, so frees already queued
 //! have happened.
@@ -80,6 +81,16 @@ impl Meter {
             }
             #[cfg(feature = "cuda")]
             Meter::Cuda(p) => p.reset_high(),
+        }
+    }
+
+    /// Whether [`Meter::largest`] is measured (the counting allocator sees every allocation;
+    /// a GPU pool only the bytes in use).
+    pub fn counts_allocations(&self) -> bool {
+        match self {
+            Meter::Host => true,
+            #[cfg(feature = "cuda")]
+            Meter::Cuda(_) => false,
         }
     }
 

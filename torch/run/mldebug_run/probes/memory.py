@@ -50,10 +50,12 @@ def memory_record(device):
     record = {"device": device, "rss": rss_bytes(), "allocated": None, "max_allocated": None,
               "reserved": None}
     if device and device.startswith("cuda"):
-        torch = sys.modules["torch"]
-        record["allocated"] = torch.cuda.memory_allocated(device)
-        record["max_allocated"] = torch.cuda.max_memory_allocated(device)
-        record["reserved"] = torch.cuda.memory_reserved(device)
+        # One read of the allocator's statistics: memory_allocated, max_memory_allocated and
+        # memory_reserved each build the whole nested dictionary (about 1 ms a step for three).
+        stats = sys.modules["torch"].cuda.memory_stats(device)
+        record["allocated"] = stats.get("allocated_bytes.all.current", 0)
+        record["max_allocated"] = stats.get("allocated_bytes.all.peak", 0)
+        record["reserved"] = stats.get("reserved_bytes.all.current", 0)
     return record
 
 

@@ -24,7 +24,7 @@ from .. import state as _state
 from ..state import HEAVY_STEPS, probe
 from ..where import where
 from . import batchnorm, carried, data, grads, memory, nonfinite, stages, syncs
-from .tensors import FINGERPRINT_ELEMENTS, dense, norms, sample, sums64, to_floats
+from .tensors import FINGERPRINT_ELEMENTS, dense, norms, sample, stack_as, sums64, to_floats
 
 COPY_BYTES_MAX = 512 << 20  # full before-step copies up to 512 MiB; beyond, strided samples
 LIGHT_TENSORS = 4  # light steps compare the largest few tensors: a schedule that reaches lr 0
@@ -167,7 +167,7 @@ def _per_device_total(values, square=False):
     totals = []
     for device, group in by_device.items():
         dtype = torch.float32 if device.type == "mps" else torch.float64
-        stacked = torch.stack([v.to(dtype) for v in group])
+        stacked = stack_as(group, dtype)
         totals.append((stacked * stacked).sum() if square else stacked.sum())
     return totals
 

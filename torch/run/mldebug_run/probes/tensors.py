@@ -107,12 +107,25 @@ def to_floats(values):
     for i, v in enumerate(values):
         if v is not None:
             by_device.setdefault(v.device, []).append(i)
-    for _, idx in by_device.items():
-        stacked = torch.stack([values[i].to(torch.float64) if values[i].device.type != "mps"
-                               else values[i].float() for i in idx]).tolist()
-        for i, x in zip(idx, stacked):
+    for device, idx in by_device.items():
+        wide = torch.float32 if device.type == "mps" else torch.float64
+        order, parts = [], []
+        for group in _groups([values[i] for i in idx]).values():
+            order.extend(idx[g] for g in group)
+            parts.append(torch.stack([values[idx[g]] for g in group]).to(wide))
+        # One cast per dtype rather than per value: each is a kernel launch on a GPU.
+        floats = (torch.cat(parts) if len(parts) > 1 else parts[0]).tolist()
+        for i, x in zip(order, floats):
             result[i] = float(x)
     return result
+
+
+def stack_as(values, dtype):
+    """The 0-d tensors `values` (one device) as one 1-d tensor of `dtype`: a stack and a cast
+    per input dtype, not a cast per value."""
+    parts = [torch.stack([values[i] for i in group]).to(dtype)
+             for group in _groups(values).values()]
+    return torch.cat(parts) if len(parts) > 1 else parts[0]
 
 
 def dense(t):
