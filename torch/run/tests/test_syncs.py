@@ -58,6 +58,9 @@ class SyncWindow(unittest.TestCase):
 
     def _set(self, mode):
         self.mode = {"default": 0, "warn": 1, "error": 2}.get(mode, mode)
+        if self.mode:  # as torch does, once a process: not the program's to see
+            warnings.warn("Synchronization debug mode is a prototype feature and does not yet "
+                          "detect all synchronizing operations")
 
     def _get(self):
         return self.mode or self.program_mode

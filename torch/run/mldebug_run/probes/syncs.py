@@ -99,8 +99,15 @@ def _arm(torch):
         warnings._showwarnmsg = _show
     # In front of any filter the program set, so "error" or "ignore" cannot catch ours.
     warnings.filterwarnings("always", message=".*" + _FILTER, category=UserWarning)
-    torch.cuda.set_sync_debug_mode("warn")
+    _set_mode(torch, "warn")
     _Window.armed = True
+
+
+def _set_mode(torch, mode):
+    """torch warns once that the mode is a prototype when it is turned on: ours to keep."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.cuda.set_sync_debug_mode(mode)
 
 
 def disarm():
@@ -110,7 +117,7 @@ def disarm():
     _Window.armed = False
     torch = sys.modules.get("torch")
     if torch is not None:
-        torch.cuda.set_sync_debug_mode(0)
+        _set_mode(torch, 0)
     warnings.filters[:] = [f for f in warnings.filters
                            if not (f[0] == "always" and getattr(f[1], "pattern", None) == ".*" + _FILTER)]
     warnings._filters_mutated()
