@@ -4,8 +4,9 @@
 //! On CPU it needs the counting allocator ([`crate::memory::alloc`]) as the process's global
 //! allocator: the `mldebug` binary and every generated harness install it; elsewhere the check
 //! is `skipped`. On CUDA (a build with `--features cuda`) it reads the device's memory pool
-//! ([`crate::memory::meter`]); there the largest single allocation is not known, so the
-//! avoidable-intermediate rule does not apply. On another device it is `skipped`.
+//! ([`crate::memory::meter`]), which counts bytes in use but not single allocations: the
+//! avoidable-intermediate rule reads the largest allocation of the same forward pass on CPU
+//! (without the counting allocator that rule is left out). On another device it is `skipped`.
 //!
 //! The verdict is `mldebug_memory::judge`'s: fail when what stays alive across steps grows at
 //! every step after step 2 (a leak) or when forward makes one allocation many times any traced
