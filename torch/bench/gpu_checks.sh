@@ -6,9 +6,10 @@
 #   candle.txt    `mldebug demo --device cuda` (every zoo model, every check, on the GPU), then
 #                 `check memory` on CUDA beside CPU (three clean models and the leaking twin,
 #                 seeds 0-2)
-#   run.txt       `mldebug run` on the GPU scripts of torch/bench/gpu: host-device syncs (a
-#                 per-sample `.item()` loop and its fixed twin), AMP float16 with a GradScaler,
-#                 a CUDA memory leak and its fixed twin; the findings of each
+#   run.txt       `mldebug run` on the GPU scripts of torch/bench/gpu (host-device syncs: a
+#                 per-sample `.item()` loop and its fixed twin; AMP float16 with a GradScaler) and
+#                 on the run zoo's memory leak and its twin, which take the GPU when there is
+#                 one; the findings of each
 #   bench.txt     the candle frame recorder's cost on a training step, CUDA then CPU
 #   overhead.txt  `mldebug run`'s per-step cost on the GPT-2-5M script on the GPU
 #   torch.txt     the PyTorch checks on CUDA (`check memory --torch`, `demo --torch`)
@@ -69,10 +70,12 @@ cat "$O/env.txt"
 grep "rc=" "$O/candle.txt"
 
 {
-    for s in syncs_per_sample syncs_per_sample_fixed amp_fp16 memory_growth memory_growth_fixed; do
-        echo "== $s"
-        t 120 "$B" --json run --steps 12 -- "$PY" "torch/bench/gpu/$s.py" --seed 0 >"$J/$s.json"
-        findings <"$J/$s.json"
+    for s in gpu/syncs_per_sample gpu/syncs_per_sample_fixed gpu/amp_fp16 \
+        ../run_zoo/memory_growth ../run_zoo/memory_growth_fixed; do
+        name=$(basename "$s")
+        echo "== $name"
+        t 120 "$B" --json run --steps 12 -- "$PY" "torch/bench/$s.py" --seed 0 >"$J/$name.json"
+        findings <"$J/$name.json"
     done
     echo "== syncs_per_sample, as a person reads it"
     t 120 "$B" run --steps 6 -- "$PY" torch/bench/gpu/syncs_per_sample.py --seed 1

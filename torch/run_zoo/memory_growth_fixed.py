@@ -45,7 +45,8 @@ def main():
     torch.manual_seed(args.seed)
     loader = DataLoader(TensorDataset(make_streams(720, args.seed)), batch_size=args.batch_size, shuffle=True)
 
-    model = BigramLM()
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = BigramLM().to(device)
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
     criterion = nn.CrossEntropyLoss()
 
@@ -53,6 +54,7 @@ def main():
     for epoch in range(args.epochs):
         correct, total = 0, 0
         for (rows,) in loader:
+            rows = rows.to(device)
             inputs, targets = rows[:, :-1], rows[:, 1:]
             logits = model(inputs)
             loss = criterion(logits.reshape(-1, VOCAB), targets.reshape(-1))
