@@ -111,11 +111,7 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
     let (params, vb) = seeded_var_builder(opts.seed, opts.dtype, &opts.device);
     let model = M::build(vb)?;
     let load = since(meter.live()?);
-    let batch = resize(
-        in_dtype(M::batch(&opts.device, opts.seed)?, opts.dtype)?,
-        layout,
-        M::task(),
-    )?;
+    let batch = batch_for::<M>(opts, layout, &opts.device)?;
     let data = since(meter.live()?) - load;
     let vars = buffers::split(&model, &params, &batch)?.param_vars();
     let mut optimizer: Option<CheckOptimizer> = None;
@@ -185,6 +181,26 @@ pub fn measure<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<Run
     })
 }
 
+/// The model's own batch for `opts`'s seed on `device`, in `opts`'s dtype, resized by `layout`.
+fn batch_for<M: DebugModel>(opts: &Options, layout: BatchLayout, device: &Device) -> Result<Batch> {
+    resize(
+        in_dtype(M::batch(device, opts.seed)?, opts.dtype)?,
+        layout,
+        M::task(),
+    )
+}
+
+/// Fresh `M` (parameters seeded by `opts`) and its batch, on `device`.
+fn fresh<M: DebugModel>(
+    opts: &Options,
+    layout: BatchLayout,
+    device: &Device,
+) -> Result<(ParamStore, M, Batch)> {
+    let (params, vb) = seeded_var_builder(opts.seed, opts.dtype, device);
+    let model = M::build(vb)?;
+    Ok((params, model, batch_for::<M>(opts, layout, device)?))
+}
+
 /// The largest single allocation of a forward pass and loss of fresh `M` (same seed, dtype
 /// and batch) on CPU, from the counting allocator; `None` without it. A GPU pool counts the
 /// bytes in use, not allocations, and the tensors a model's ops materialise are the same on
@@ -197,14 +213,7 @@ fn forward_largest_on_host<M: DebugModel>(
     if !alloc::installed() {
         return Ok(None);
     }
-    let host = Device::Cpu;
-    let (_params, vb) = seeded_var_builder(opts.seed, opts.dtype, &host);
-    let model = M::build(vb)?;
-    let batch = resize(
-        in_dtype(M::batch(&host, opts.seed)?, opts.dtype)?,
-        layout,
-        M::task(),
-    )?;
+    let (_params, model, batch) = fresh::<M>(opts, layout, &Device::Cpu)?;
     let pass = || -> Result<f64> {
         alloc::reset_peak();
         let output = model.forward(&batch.input, true)?;
@@ -221,13 +230,7 @@ fn forward_largest_on_host<M: DebugModel>(
 /// autograd graph and the gradients one backward pass leaves: no training step, no counting
 /// allocator needed.
 pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<ModelEstimate> {
-    let (params, vb) = seeded_var_builder(opts.seed, opts.dtype, &opts.device);
-    let model = M::build(vb)?;
-    let batch = resize(
-        in_dtype(M::batch(&opts.device, opts.seed)?, opts.dtype)?,
-        layout,
-        M::task(),
-    )?;
+    let (params, model, batch) = fresh::<M>(opts, layout, &opts.device)?;
     let vars = buffers::split(&model, &params, &batch)?.param_vars();
     let (estimate, _, mut modules) = estimate_from_one_step(
         &model,
@@ -259,13 +262,7 @@ pub fn estimate_only<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Resu
 /// belong to the process, not to the model — as the CUDA context and cuBLAS workspace do on a
 /// GPU, which PyTorch users also leave out by measuring after a first step.
 fn warm_up<M: DebugModel>(opts: &Options, layout: BatchLayout) -> Result<()> {
-    let (_params, vb) = seeded_var_builder(opts.seed, opts.dtype, &opts.device);
-    let model = M::build(vb)?;
-    let batch = resize(
-        in_dtype(M::batch(&opts.device, opts.seed)?, opts.dtype)?,
-        layout,
-        M::task(),
-    )?;
+    let (_params, model, batch) = fresh::<M>(opts, layout, &opts.device)?;
     let output = model.forward(&batch.input, true)?;
     model.loss(&output, &batch.targets)?.backward()?;
     Ok(())

@@ -167,7 +167,7 @@ def _per_device_total(values, square=False):
     totals = []
     for device, group in by_device.items():
         dtype = torch.float32 if device.type == "mps" else torch.float64
-        stacked = stack_as(group, dtype)
+        stacked, _ = stack_as(group, dtype)  # a sum: the order does not matter
         totals.append((stacked * stacked).sum() if square else stacked.sum())
     return totals
 

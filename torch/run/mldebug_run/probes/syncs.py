@@ -30,7 +30,7 @@ FIRST, LAST = 2, HEAVY_STEPS  # steps whose intervals are counted
 SITES = 5  # call sites kept per step, most frequent first
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-_FILTER = re.escape(MESSAGE)
+_PATTERN = ".*" + re.escape(MESSAGE)  # our filter's message pattern
 PASS_THROUGH = set()  # code objects of wrappers that only call the program's function
 
 
@@ -98,7 +98,7 @@ def _arm(torch):
         _Window.original = warnings._showwarnmsg
         warnings._showwarnmsg = _show
     # In front of any filter the program set, so "error" or "ignore" cannot catch ours.
-    warnings.filterwarnings("always", message=".*" + _FILTER, category=UserWarning)
+    warnings.filterwarnings("always", message=_PATTERN, category=UserWarning)
     _set_mode(torch, "warn")
     _Window.armed = True
 
@@ -119,7 +119,7 @@ def disarm():
     if torch is not None:
         _set_mode(torch, 0)
     warnings.filters[:] = [f for f in warnings.filters
-                           if not (f[0] == "always" and getattr(f[1], "pattern", None) == ".*" + _FILTER)]
+                           if not (f[0] == "always" and getattr(f[1], "pattern", None) == _PATTERN)]
     warnings._filters_mutated()
 
 

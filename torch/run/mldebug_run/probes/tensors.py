@@ -109,23 +109,20 @@ def to_floats(values):
             by_device.setdefault(v.device, []).append(i)
     for device, idx in by_device.items():
         wide = torch.float32 if device.type == "mps" else torch.float64
-        order, parts = [], []
-        for group in _groups([values[i] for i in idx]).values():
-            order.extend(idx[g] for g in group)
-            parts.append(torch.stack([values[idx[g]] for g in group]).to(wide))
-        # One cast per dtype rather than per value: each is a kernel launch on a GPU.
-        floats = (torch.cat(parts) if len(parts) > 1 else parts[0]).tolist()
-        for i, x in zip(order, floats):
-            result[i] = float(x)
+        stacked, order = stack_as([values[i] for i in idx], wide)
+        for k, x in zip(order, stacked.tolist()):
+            result[idx[k]] = float(x)
     return result
 
 
 def stack_as(values, dtype):
-    """The 0-d tensors `values` (one device) as one 1-d tensor of `dtype`: a stack and a cast
-    per input dtype, not a cast per value."""
-    parts = [torch.stack([values[i] for i in group]).to(dtype)
-             for group in _groups(values).values()]
-    return torch.cat(parts) if len(parts) > 1 else parts[0]
+    """The 0-d tensors `values` (one device) as one 1-d tensor of `dtype`, and the index in
+    `values` of each of its elements: a stack and a cast per input dtype, not a cast per value
+    (each is a kernel launch on a GPU)."""
+    groups = list(_groups(values).values())
+    parts = [torch.stack([values[i] for i in group]).to(dtype) for group in groups]
+    order = [i for group in groups for i in group]
+    return (torch.cat(parts) if len(parts) > 1 else parts[0]), order
 
 
 def dense(t):
