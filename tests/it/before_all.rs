@@ -1,8 +1,9 @@
 //! Named to sort first. libtest starts a binary's tests in the order of their names, so this
 //! test makes the torch venv (`.ci/torch-venv`, created on the first use in an empty cache:
-//! about 100 s of download and unpacking) on one core at the very start, while the other core
-//! runs the tests that need no Python. Made later, by the first claim measured with PyTorch,
-//! it kept a second such test waiting on it with nothing to do.
+//! about a minute of download, unpacking and byte-compiling) on one core at the very start,
+//! while the other core runs the tests that need no Python. Made later, by the first claim
+//! measured with PyTorch, it kept a second such test waiting on it with nothing to do. On CI,
+//! `.ci/run` has made it already, while cargo compiled.
 
 use crate::support::{python_c, repo};
 
