@@ -3,8 +3,9 @@
 //! (`torch/run/tests`: the bootstrap, each probe's numbers, two torchrun ranks), run with the
 //! test Python so a change to either is checked by the same `cargo test`. The modules that start
 //! interpreters of their own run in one each, the others share one ([`ALONE`]), two at a time
-//! (most of their time is spent starting Pythons that import torch). They test Python alone, so a module that passed is not run again until a
-//! file under `torch/` or the interpreter changes ([`cache`]). The run zoo's own script test
+//! (most of their time is spent starting Pythons that import torch). They test Python alone, so
+//! an interpreter's modules that passed are not run again until a file under `torch/` or the
+//! interpreter changes ([`cache`]). The run zoo's own script test
 //! (`torch/run_zoo/test_zoo_scripts.py`) is not repeated here: `run_zoo` runs every script of
 //! it under `mldebug run`.
 
@@ -22,7 +23,7 @@ const WORKERS: usize = 2;
 /// folder runs in one shared interpreter, which imports torch (and the `torch._dynamo` that
 /// torch's optimizers import) once for all of them instead of once each, about 4 s of CPU a
 /// module. The modules share nothing but the interpreter: each test builds its own models and
-/// runs its own programs in forked children.
+/// starts or forks its own programs.
 const ALONE: &[&str] = &["test_bootstrap", "test_distributed", "test_driver"];
 
 #[test]
