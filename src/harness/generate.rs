@@ -280,7 +280,8 @@ const OWN_CRATES: [&str; 5] = [
     "mldebug-text",
 ];
 
-fn quick_checks_profile(doc: &mut Table) {
+/// Sets [`OWN_CRATES`]' profile in both profiles of the manifest `doc`.
+pub fn quick_checks_profile(doc: &mut Table) {
     let profiles = doc
         .entry("profile")
         .or_insert_with(|| Value::Table(Table::new()));

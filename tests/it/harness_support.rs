@@ -147,7 +147,11 @@ pub const E2E_UNOPTIMISED: [&str; 19] = [
 /// An example crate's `manifest` as the e2e copies build it: [`ALIGNING_DEPENDENCIES`] added,
 /// and the workspace's dev profile for dependencies (optimised, no debug info, the
 /// [`E2E_UNOPTIMISED`] crates at opt-level 0). The harness copies the profile like any
-/// user's, so its build matches too.
+/// user's, so its build matches too. mldebug's own crates get the profile the harness gives
+/// them in a crate that does not depend on them (`quick_checks_profile`: no optimisation, no
+/// debug info), so the copies that depend on them (`examples/user-crate`) and the ones that do
+/// not (`examples/tinylm`) share one build of them instead of compiling them twice, once at
+/// opt-level 3 (the longest single compile of a fresh run's end-to-end tests).
 pub fn e2e_manifest(manifest: &str) -> String {
     let deps = "[dependencies]\n";
     let all = "[profile.dev.package.\"*\"]\nopt-level = 3\n";
@@ -160,6 +164,11 @@ pub fn e2e_manifest(manifest: &str) -> String {
         .replacen(all, &format!("{all}debug = false\n"), 1);
     for name in E2E_UNOPTIMISED {
         out.push_str(&format!("\n[profile.dev.package.{name}]\nopt-level = 0\n"));
+    }
+    if manifest.contains("mldebug-diagnostics") {
+        let mut doc: toml::Table = out.parse().expect("the copy's manifest is TOML");
+        mldebug::harness::generate::quick_checks_profile(&mut doc);
+        out = toml::to_string(&doc).expect("a TOML table prints");
     }
     out
 }
