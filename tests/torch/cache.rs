@@ -24,12 +24,17 @@ pub fn dir(kind: &str) -> PathBuf {
 /// A hash of the test Python's path and of every file under `paths` (relative to the
 /// repository: path and bytes, in path order; `__pycache__` left out).
 pub fn inputs_hash(paths: &[&str]) -> u64 {
+    files_hash(paths, python().to_string_lossy().as_bytes())
+}
+
+/// A hash of `salt` and of every file under `paths` (as [`inputs_hash`], without Python).
+pub fn files_hash(paths: &[&str], salt: &[u8]) -> u64 {
     let mut files = Vec::new();
     for p in paths {
         collect(&repo().join(p), &mut files);
     }
     files.sort();
-    let mut bytes = python().to_string_lossy().into_owned().into_bytes();
+    let mut bytes = salt.to_vec();
     for f in files {
         bytes.extend_from_slice(
             f.strip_prefix(repo())
