@@ -251,9 +251,31 @@ pub fn redacted_stderr(out: &Output, dir: &Path) -> String {
     // The crate first: its folder may lie inside the repository.
     let mut text = String::from_utf8_lossy(&out.stderr).into_owned();
     if let Ok(real) = dir.canonicalize() {
-        text = text.replace(real.to_str().unwrap(), "[CRATE]");
+        text = replace_path(&text, &real, "[CRATE]");
     }
-    text = text.replace(dir.to_str().unwrap(), "[CRATE]");
-    text = text.replace(e2e_target().to_str().unwrap(), "[TARGET]");
-    text.replace(repo().to_str().unwrap(), "[REPO]")
+    text = replace_path(&text, dir, "[CRATE]");
+    text = replace_path(&text, &e2e_target(), "[TARGET]");
+    replace_path(&text, repo(), "[REPO]")
+}
+
+/// `text` with every mention of the folder `path` replaced by `with`: only whole names, so a
+/// sibling whose name starts with the same letters (the repository `/tmp/x`, cargo's home
+/// `/tmp/x-cargo`) is left as it is.
+fn replace_path(text: &str, path: &Path, with: &str) -> String {
+    let path = path.to_str().unwrap();
+    let continues_name = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(path) {
+        let after = &rest[at + path.len()..];
+        out.push_str(&rest[..at]);
+        if after.chars().next().is_some_and(continues_name) {
+            out.push_str(path);
+        } else {
+            out.push_str(with);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
