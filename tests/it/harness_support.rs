@@ -255,7 +255,7 @@ pub fn redacted_stderr(out: &Output, dir: &Path) -> String {
     }
     text = replace_path(&text, dir, "[CRATE]");
     text = replace_path(&text, &e2e_target(), "[TARGET]");
-    replace_path(&text, repo(), "[REPO]")
+    replace_path(&text, &repo(), "[REPO]")
 }
 
 /// `text` with every mention of the folder `path` replaced by `with`: only whole names, so a
@@ -278,4 +278,13 @@ fn replace_path(text: &str, path: &Path, with: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+#[test]
+fn a_folder_is_redacted_only_as_a_whole_name() {
+    let text = "/tmp/x/src/lib.rs:1 /tmp/x-cargo/registry/src/a.rs /tmp/x\n/tmp/x.old /tmp/xy";
+    assert_eq!(
+        replace_path(text, Path::new("/tmp/x"), "[REPO]"),
+        "[REPO]/src/lib.rs:1 /tmp/x-cargo/registry/src/a.rs [REPO]\n/tmp/x.old /tmp/xy"
+    );
 }
