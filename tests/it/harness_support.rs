@@ -165,8 +165,12 @@ pub fn e2e_manifest(manifest: &str) -> String {
     for name in E2E_UNOPTIMISED {
         out.push_str(&format!("\n[profile.dev.package.{name}]\nopt-level = 0\n"));
     }
-    if manifest.contains("mldebug-diagnostics") {
-        let mut doc: toml::Table = out.parse().expect("the copy's manifest is TOML");
+    let mut doc: toml::Table = out.parse().expect("the copy's manifest is TOML");
+    let has_ours = doc
+        .get("dependencies")
+        .and_then(|d| d.get("mldebug-diagnostics"))
+        .is_some();
+    if has_ours {
         mldebug::harness::generate::quick_checks_profile(&mut doc);
         out = toml::to_string(&doc).expect("a TOML table prints");
     }
