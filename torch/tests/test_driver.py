@@ -365,6 +365,50 @@ class RngRestored(unittest.TestCase):
             self.assertEqual(random.getstate(), before[1], check)
 
 
+DETERMINISM_PROBE = """
+import json, os, sys, tempfile
+sys.path.insert(0, sys.argv[1])
+from mldebug_driver import request, rng
+import torch
+
+rng.configure_determinism()
+seen = {
+    "enabled": torch.are_deterministic_algorithms_enabled(),
+    "warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
+    "compiler_imported": "torch._inductor.config" in sys.modules,
+}
+model = os.path.join(tempfile.mkdtemp(), "compiled.py")
+with open(model, "w") as f:
+    f.write("import torch\\n"
+            "class Compiled:\\n"
+            "    def build(self):\\n"
+            "        return torch.compile(torch.nn.Linear(4, 2))\\n"
+            "    def batch(self, seed, device):\\n"
+            "        return torch.zeros(2, 4), torch.zeros(2, dtype=torch.long)\\n")
+subject = request.make_subject({"target": {"kind": "file", "path": model, "name": "Compiled"}})
+subject.build()
+seen["compiler_deterministic"] = sys.modules["torch._inductor.config"].deterministic
+print(json.dumps(seen))
+"""
+
+
+class Determinism(unittest.TestCase):
+    def test_deterministic_kernels_without_importing_the_compiler_at_start(self):
+        # A new interpreter: another module of a shared one may have imported the compiler.
+        proc = subprocess.run(
+            [driver_process.sys.executable, "-c", DETERMINISM_PROBE, driver_process.DRIVER_DIR],
+            capture_output=True, text=True, timeout=600,
+        )
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        seen = json.loads(proc.stdout.strip().splitlines()[-1])
+        self.assertTrue(seen["enabled"], seen)
+        self.assertTrue(seen["warn_only"], seen)
+        # Importing it costs about 2 s of every driver start.
+        self.assertFalse(seen["compiler_imported"], seen)
+        # A model built with torch.compile gets deterministic code from the compiler too.
+        self.assertTrue(seen["compiler_deterministic"], seen)
+
+
 class SharedModelRestored(unittest.TestCase):
     def test_a_model_build_hands_out_twice_is_put_back(self):
         driver = driver_process.module("run")

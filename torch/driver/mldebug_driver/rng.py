@@ -39,9 +39,26 @@ def set_rng_state(state):
 
 def configure_determinism():
     """Same seed, same numbers on CPU: deterministic kernels where torch has them (warnings
-    only where it has none, so no model is refused)."""
+    only where it has none, so no model is refused).
+
+    `set_deterministic_debug_mode("warn")` sets the same switch as
+    `use_deterministic_algorithms(True, warn_only=True)` without importing torch's compiler
+    (`torch._inductor.config`, about 2 s of every start here) to set its flag; that flag is
+    set by `compiler_determinism` once the user's code has imported the compiler."""
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     try:
-        torch.use_deterministic_algorithms(True, warn_only=True)
+        torch.set_deterministic_debug_mode("warn")
     except Exception:
         pass
+    compiler_determinism()
+
+
+def compiler_determinism():
+    """Deterministic code from torch's compiler, when the user's code has imported it (a model
+    built with `torch.compile`): called at start and again after each `build()`."""
+    config = sys.modules.get("torch._inductor.config")
+    if config is not None:
+        try:
+            config.deterministic = torch.are_deterministic_algorithms_enabled()
+        except Exception:
+            pass

@@ -10,6 +10,7 @@ import torch
 
 from .errors import DriverError, first_line, user_code_error
 from .lora import wrap_lora
+from .rng import compiler_determinism
 from .tensors import IGNORE_INDEX, default_loss, to_device
 
 # hf: targets: the synthetic batch (rows x tokens), small enough for `check all` on a
@@ -46,6 +47,8 @@ class Subject:
         A Hugging Face causal LM shifts its labels itself: unless the protocol object says
         otherwise, its labels are "in_model", so label-mask judges labels shifted twice."""
         model = self.make()
+        # The user's code may have imported torch's compiler (`torch.compile`) just now.
+        compiler_determinism()
         if not isinstance(model, torch.nn.Module):
             raise TypeError(
                 "build() returned a %s, not a torch.nn.Module" % type(model).__name__
