@@ -17,6 +17,7 @@ import json
 import os
 import random
 import subprocess
+import sys
 import unittest
 
 import driver_process
@@ -377,16 +378,17 @@ seen = {
     "warn_only": torch.is_deterministic_algorithms_warn_only_enabled(),
     "compiler_imported": "torch._inductor.config" in sys.modules,
 }
-model = os.path.join(tempfile.mkdtemp(), "compiled.py")
-with open(model, "w") as f:
-    f.write("import torch\\n"
-            "class Compiled:\\n"
-            "    def build(self):\\n"
-            "        return torch.compile(torch.nn.Linear(4, 2))\\n"
-            "    def batch(self, seed, device):\\n"
-            "        return torch.zeros(2, 4), torch.zeros(2, dtype=torch.long)\\n")
-subject = request.make_subject({"target": {"kind": "file", "path": model, "name": "Compiled"}})
-subject.build()
+with tempfile.TemporaryDirectory() as folder:
+    model = os.path.join(folder, "compiled.py")
+    with open(model, "w") as f:
+        f.write("import torch\\n"
+                "class Compiled:\\n"
+                "    def build(self):\\n"
+                "        return torch.compile(torch.nn.Linear(4, 2))\\n"
+                "    def batch(self, seed, device):\\n"
+                "        return torch.zeros(2, 4), torch.zeros(2, dtype=torch.long)\\n")
+    target = {"kind": "file", "path": model, "name": "Compiled"}
+    request.make_subject({"target": target}).build()
 seen["compiler_deterministic"] = sys.modules["torch._inductor.config"].deterministic
 print(json.dumps(seen))
 """
@@ -396,7 +398,7 @@ class Determinism(unittest.TestCase):
     def test_deterministic_kernels_without_importing_the_compiler_at_start(self):
         # A new interpreter: another module of a shared one may have imported the compiler.
         proc = subprocess.run(
-            [driver_process.sys.executable, "-c", DETERMINISM_PROBE, driver_process.DRIVER_DIR],
+            [sys.executable, "-c", DETERMINISM_PROBE, driver_process.DRIVER_DIR],
             capture_output=True, text=True, timeout=600,
         )
         self.assertEqual(proc.returncode, 0, proc.stderr)
