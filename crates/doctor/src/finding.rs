@@ -84,6 +84,8 @@ pub enum Symptom {
     NoOptimizerStep,
     /// The program raised or exited with an error.
     RunError,
+    /// A probe of `mldebug run` could not measure: what it measures is missing.
+    ProbeError,
     /// Ranks received the same batches.
     RanksSameData,
     /// Parameters differ across ranks after a step.
@@ -116,7 +118,7 @@ impl Symptom {
     ];
 
     /// The symptoms only a run trace shows (`mldebug run`), in the order findings are listed.
-    pub const TRACE: [Symptom; 35] = [
+    pub const TRACE: [Symptom; 36] = [
         Symptom::GradsAccumulate,
         Symptom::StepChangesNothing,
         Symptom::UpdateTooLarge,
@@ -145,6 +147,7 @@ impl Symptom {
         Symptom::MemoryStages,
         Symptom::NoOptimizerStep,
         Symptom::RunError,
+        Symptom::ProbeError,
         Symptom::RanksSameData,
         Symptom::RanksDiverged,
         Symptom::GradsNotAveraged,
@@ -195,6 +198,7 @@ impl Symptom {
             Symptom::HostSyncs => "host-syncs",
             Symptom::NoOptimizerStep => "no-optimizer-step",
             Symptom::RunError => "run-error",
+            Symptom::ProbeError => "probe-error",
             Symptom::RanksSameData => "ranks-same-data",
             Symptom::RanksDiverged => "ranks-diverged",
             Symptom::GradsNotAveraged => "grads-not-averaged",

@@ -17,7 +17,7 @@ import warnings
 
 from . import models
 from . import state as _state
-from .probes import carried, data, labels, mode, nonfinite, optim, stages
+from .probes import carried, data, labels, manual, mode, nonfinite, optim, stages
 from .probes.tensors import new_hash, tensor_digest_into, tensors_in
 
 _MISSING = object()
@@ -111,6 +111,8 @@ def _root_pre(st, module, args):
         return
     _tls.root = module
     _tls.root_grad = sys.modules["torch"].is_grad_enabled()
+    if _tls.root_grad:
+        manual.boundary()  # a hand-written update's step ends where the next forward begins
     if st.first_forward is None:
         st.first_forward = st.now()
     if st.interval.start is None:
@@ -130,6 +132,7 @@ def _root_post(st, module, args, kwargs):
         return
     grad = _tls.root_grad
     iv = st.interval
+    st.totals["forwards" if grad else "nograd_forwards"] += 1
     if grad:
         iv.forwards += 1
         iv.training = module.training if iv.training is None else (iv.training and module.training)
@@ -174,6 +177,7 @@ def _before_backward(args, kwargs):
             v = v.double() / scaled[1].double()
         value = float(v)
     st.interval.backwards += 1
+    st.totals["backwards"] += 1
     st.interval.loss = value
     nonfinite.loss_value(value)
     mode.note_backward()
@@ -184,7 +188,7 @@ def wrap_backward(original):
     # Closure variables only: patches.py runs this with the globals of torch.autograd.
     state, before, after, compiling = _state, _before_backward, carried.after_backward, \
         _state.compiling_check()
-    mark = stages.mark
+    mark, manual_step = stages.mark, manual.after_backward
 
     @functools.wraps(original)
     def backward(*args, **kwargs):
@@ -201,6 +205,7 @@ def wrap_backward(original):
             try:
                 after()
                 mark("backward_end")
+                manual_step()
             except Exception as err:  # never the program's
                 st.fail("backward", err)
 

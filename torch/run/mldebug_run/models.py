@@ -4,8 +4,10 @@ A root is a module whose forward was called from code that is not itself inside 
 forward. It counts as a model only when it holds at least one parameter: a loss module
 (`nn.CrossEntropyLoss()`), a parameter-free transform or a DataParallel replica is not one.
 Forwards run by autograd during a backward (activation checkpointing recomputes) are never
-roots. A DistributedDataParallel, DataParallel, FSDP or `torch.compile` wrapper is the root;
-the record describes the module it wraps and names the wrapper.
+roots. A forward of a model whose parameters are on the meta device (built there, run for an
+output shape before it is materialised) is not yet the model's. A DistributedDataParallel,
+DataParallel, FSDP or `torch.compile` wrapper is the root; the record describes the module it
+wraps and names the wrapper.
 
 What it never does: hold a strong reference to a module, or change one.
 """
@@ -79,6 +81,9 @@ def lookup(module):
         st.not_models[key] = weakref.ref(module)
         return None
     inner, wrapper = unwrap(module)
+    if device_of(inner) == "meta":
+        return None  # built on the meta device, run for a shape: the model once it holds data
+
     entry = _state.ModelEntry(len(st.model_list), weakref.ref(module), weakref.ref(inner),
                               shifts_labels(inner))
     st.models[key] = entry

@@ -4,11 +4,12 @@
 It holds counters, weak references and small summaries; it never holds a strong reference to
 a model, an optimizer, a gradient or a batch beyond the hook call that uses it (a gradient kept
 alive would change the program's memory), except the last loss scalar and the integer input of
-the last forward, both detached and small.
+the last forward, both detached and small, and, on the heavy steps of an update written by
+hand, its gradients from the backward to the next forward (probes/manual.py).
 
 `probe(name)` wraps a probe so that an exception switches that probe off, is reported once
-(`mldebug run: probe <name> failed: ...` on stderr and in `end.probe_errors`) and never
-reaches the program.
+(in `end.probe_errors`, which the report shows) and never reaches the program: nothing is
+written to the program's stdout or stderr.
 """
 
 import functools
@@ -64,6 +65,9 @@ class OptimizerEntry:
         self.carried = None
         self.pre = None  # per-tensor state just before the backward being watched
         self.heavy = None  # what the step pre-hook measured for the post-hook
+        self.reset = None  # probes/carried.py: per tensor, how its gradient was reset
+        self.unresolved = False  # ...and whether a tensor is still to be looked at
+        self.manual = False  # a hand-written update measured between backward and forward
 
 
 def _int_env(name, default):
@@ -97,6 +101,8 @@ class State:
         self.root_kwargs_labels = False
         self.scaled = {}  # id(scaled loss) -> (weakref, scale tensor) from GradScaler.scale
         self.pid = os.getpid()
+        self.totals = {"forwards": 0, "nograd_forwards": 0, "backwards": 0}  # over the run
+        self.manual = None  # probes/manual.py: the hand-written update's entry, once measured
 
     # --- steps -----------------------------------------------------------------------------
     @property
@@ -158,11 +164,6 @@ class State:
         self.disabled.add(name)
         text = "%s: %s: %s" % (name, type(err).__name__, err)
         self.probe_errors.append(text)
-        try:
-            sys.stderr.write("mldebug run: probe %s failed: %s: %s\n" % (name, type(err).__name__, err))
-            sys.stderr.flush()
-        except Exception:
-            pass
 
     def after_fork(self):
         """A forked child starts a trace of its own (if it trains): no inherited counters."""

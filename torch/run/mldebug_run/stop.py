@@ -37,13 +37,14 @@ def finish(reason, exception=None):
     st.ended = True
     if not st.writer.is_open:
         return
-    from .probes import data, overlap
+    from .probes import data, manual, overlap
 
+    manual.boundary()  # a hand-written update after the last backward: its step ends here
     data.finish_all()
     if reason in ("steps", "exit"):
         overlap.write_records()
     st.emit("end", step=st.step, reason=reason, steps=st.steps, exception=exception,
-            probe_errors=list(st.probe_errors), time=st.now())
+            probe_errors=list(st.probe_errors), time=st.now(), **st.totals)
     if reason == "steps":
         _flush_program_output()
         os._exit(0)

@@ -141,6 +141,9 @@ pub struct Optimizer {
     pub in_models: u64,
     pub not_in_models: u64,
     pub groups: Vec<Group>,
+    /// No `torch.optim` optimizer: the steps of a hand-written update, measured from the
+    /// program's backward passes.
+    pub manual: bool,
 }
 
 /// Memory at a step.
@@ -203,6 +206,8 @@ pub struct Step {
     pub syncs: Option<u64>,
     /// Where they were made, most frequent first.
     pub sync_sites: Vec<SyncSite>,
+    /// The step ran a closure (`opt.step(closure)`): its forwards and backwards are inside it.
+    pub closure: bool,
 }
 
 /// One entry of a `step` record's `sync_sites`.
@@ -395,6 +400,12 @@ pub struct Overlap {
     pub other_rows: u64,
     pub shared_rows: u64,
     pub complete: bool,
+    pub same_dataset: bool,
+    /// How rows are shared by construction: `same_dataset`, `indices`, `storage`, or absent
+    /// where the trace cannot tell.
+    pub construction: Option<String>,
+    pub construction_rows: Option<u64>,
+    pub same_rows: bool,
 }
 
 /// One module of a `batchnorm` record.
@@ -428,4 +439,8 @@ pub struct End {
     pub steps: u64,
     pub exception: Option<String>,
     pub probe_errors: Vec<String>,
+    /// Root forwards with gradients, without, and backward calls over the whole run.
+    pub forwards: Option<u64>,
+    pub nograd_forwards: Option<u64>,
+    pub backwards: Option<u64>,
 }

@@ -20,7 +20,7 @@ from .tensors import norms, to_floats
 
 
 def _tensors(opt):
-    return [p for group in opt.param_groups for p in group["params"]]
+    return [p for group in opt.param_groups for p in group["params"] if not p.is_meta]
 
 
 def _grad_look(p):

@@ -39,7 +39,9 @@ def _all_optimizer_ids():
 
 
 @probe("grads")
-def write_records(opt_entry, tensors, updates):
+def write_records(opt_entry, tensors, updates, kept=None):
+    """`kept`: id(parameter) -> its gradient as the backward left it, for an update written by
+    hand (probes/manual.py), whose gradients are reset before these records are written."""
     st = _state.STATE
     torch = sys.modules["torch"]
     mine = {id(p) for p in tensors}
@@ -48,17 +50,24 @@ def write_records(opt_entry, tensors, updates):
         inner = entry.inner()
         if inner is None:
             continue
-        named = list(inner.named_parameters())
+        named = [(n, p) for n, p in inner.named_parameters() if not p.is_meta]
         if not any(id(p) in mine for _, p in named):
             continue
         if held is None:
             held = _all_optimizer_ids()
         with torch.no_grad():
-            _write_one(st, entry, opt_entry, named, mine, held, updates)
+            _write_one(st, entry, opt_entry, named, mine, held, updates, _grad_of(kept))
 
 
-def _write_one(st, entry, opt_entry, named, mine, held, updates):
-    with_grad = [p.grad for _, p in named if p.grad is not None and p.grad.layout == p.layout]
+def _grad_of(kept):
+    if kept is None:
+        return lambda p: p.grad
+    return lambda p: kept.get(id(p))
+
+
+def _write_one(st, entry, opt_entry, named, mine, held, updates, grad_of):
+    with_grad = [grad_of(p) for _, p in named
+                 if grad_of(p) is not None and grad_of(p).layout == p.layout]
     n, m = len(named), len(with_grad)
     values = to_floats(norms([p.detach() for _, p in named]) + norms(with_grad)
                        + sums64([p.detach() for _, p in named]) + sums64(with_grad))
@@ -77,7 +86,7 @@ def _write_one(st, entry, opt_entry, named, mine, held, updates):
         g["tensors"] += 1
         g["weight_sq"] += w * w
         g["param_sum"] += ws
-        has_grad = p.grad is not None and p.grad.layout == p.layout
+        has_grad = grad_of(p) is not None and grad_of(p).layout == p.layout
         gn = next(grad_norm) if has_grad else None
         if gn is not None:
             g["grad_sq"] += gn * gn

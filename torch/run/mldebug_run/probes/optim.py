@@ -9,7 +9,14 @@ the step changed and the size of the update, and the `grads` records. Checksums 
 the tensors after the step and of their gradients before it) on heavy steps and every
 CHECKSUM_EVERY steps, for ranks to compare.
 
-Whether gradients were carried over from the previous step: probes/carried.py.
+A closure optimizer (`opt.step(closure)`, LBFGS) runs its forwards and backwards inside the
+step: they belong to that step's interval, and its gradients are read after the step (before
+it, they are the previous step's); whether they were carried is then unknown. The `optimizer`
+record is written at the end of the first step, once a closure's forward has shown the model.
+Tensors on the meta device (no data) are left out of every comparison, norm and checksum.
+
+Whether gradients were carried over from the previous step: probes/carried.py. Updates written
+by hand (no optimizer): probes/manual.py, which measures its steps with the functions here.
 
 What it never does: hold a gradient (weak references only), change a tensor, or synchronise the
 device more than once per step outside heavy steps.
@@ -107,6 +114,14 @@ def _nested():
 _STEP_WRAPPER = None
 
 
+def _closure(opt, args, kwargs):
+    """The closure a step was given (`opt.step(closure)`), or None. The hooks' `args` begin
+    with the optimizer itself."""
+    args = args[1:] if args and args[0] is opt else args
+    closure = args[0] if args else (kwargs or {}).get("closure")
+    return closure if callable(closure) else None
+
+
 def step_pre(opt, args, kwargs):
     """The global step pre-hook. Counting steps must survive a failing measurement: only the
     measurements run under a probe guard."""
@@ -119,35 +134,55 @@ def step_pre(opt, args, kwargs):
             entry.index = len(st.stepped)
             st.stepped.append(entry)
             st.open_trace(next((str(p.device) for p in tensors_of(opt)), None))
-            _optimizer_record(entry, opt, tensors_of(opt))
             if entry.index == 0:
                 _dist_record()
     except Exception as err:
         st.fail("steps", err)
         return
-    _measure_pre(entry, opt)
+    _measure_pre(entry, opt, closure=_closure(opt, args, kwargs) is not None)
+
+
+def with_data(tensors):
+    """The tensors that hold data: those on the meta device have none to compare or sum."""
+    return [p for p in tensors if not p.is_meta]
+
+
+def gradients(tensors, checksum):
+    """The gradients' part of a step's measurement: counts, per-device squared norms and sums."""
+    with_grad = [p for p in tensors if p.grad is not None and dense(p.grad)]
+    grad_norms = norms([p.grad for p in with_grad])
+    return {"with_grad": len(with_grad), "without_grad": len(tensors) - len(with_grad),
+            "grad_sq": _per_device_total(grad_norms, square=True),
+            "grad_sum": _per_device_total(sums64([p.grad for p in with_grad])) if checksum else None,
+            "with_grad_tensors": with_grad, "grad_norms": grad_norms}
 
 
 @probe("optimizer")
-def _measure_pre(entry, opt):
+def _measure_pre(entry, opt, closure=False):
+    entry.heavy = measure_pre(entry, tensors_of(opt), closure)
+
+
+def measure_pre(entry, tensors, closure=False):
+    """What a step's post-hook compares with: the gradients (unless a closure computes them in
+    the step) and copies of the tensors before the step."""
     torch = sys.modules["torch"]
-    tensors = tensors_of(opt)
-    before, n_carried = carried.before_step(entry, tensors)
+    tensors = with_data(tensors)
+    if closure:
+        before, n_carried = "unknown", None
+    else:
+        before, n_carried = carried.before_step(entry, tensors)
     heavy = entry.steps < HEAVY_STEPS
     checksum = heavy or (entry.steps + 1) % CHECKSUM_EVERY == 0
     with torch.no_grad():
-        with_grad = [p for p in tensors if p.grad is not None and dense(p.grad)]
-        grad_norms = norms([p.grad for p in with_grad])
         pre = {"before": before, "carried": n_carried, "heavy": heavy, "checksum": checksum,
-               "with_grad": len(with_grad), "without_grad": len(tensors) - len(with_grad),
-               "grad_sq": _per_device_total(grad_norms, square=True),
-               "grad_sum": _per_device_total(sums64([p.grad for p in with_grad])) if checksum else None,
-               "with_grad_tensors": with_grad, "grad_norms": grad_norms}
+               "closure": closure}
+        if not closure:
+            pre.update(gradients(tensors, checksum))
         pre["compared"] = tensors if heavy else _largest(entry, tensors)
         pre["copies"], pre["sampled"] = _copies(pre["compared"], full=heavy)
-    entry.heavy = pre
     if entry.index == 0:
         stages.mark("step")  # after the copies: the optimizer's own memory is what follows
+    return pre
 
 
 def _largest(entry, tensors):
@@ -207,11 +242,19 @@ def step_post(opt, args, kwargs):
             st.stepped.append(entry)
         entry.steps += 1
         pre, entry.heavy = entry.heavy, None
+        if entry.steps == 1:
+            _optimizer_record(entry, opt, tensors_of(opt))
     except Exception as err:
         st.fail("steps", err)
         return
     if pre is not None:
         _measure_post(entry, opt, pre)
+    step_done(entry)
+
+
+def step_done(entry):
+    """After a step's records: a new interval, the count, and the end after the limit."""
+    st = _state.STATE
     data.note_step()
     st.interval = _state.Interval(st.now())
     if entry.index == 0:
@@ -225,11 +268,20 @@ def step_post(opt, args, kwargs):
 
 @probe("optimizer")
 def _measure_post(entry, opt, pre):
+    measure_post(entry, opt, tensors_of(opt), pre)
+
+
+def measure_post(entry, opt, tensors, pre):
+    """The `step` record (and on heavy steps the `grads` records) of a step measured by
+    `measure_pre`; `opt` gives the learning rate (None for a hand-written update)."""
     st = _state.STATE
     torch = sys.modules["torch"]
     if entry.index == 0:
         stages.mark("step_end")  # before the comparisons below allocate anything
-    tensors = tensors_of(opt)
+    all_tensors, tensors = tensors, with_data(tensors)
+    if pre["closure"]:
+        with torch.no_grad():
+            pre.update(gradients(tensors, pre["checksum"]))
     values = []  # 0-d tensors read back together: one synchronisation per device
     with torch.no_grad():
         values.extend(pre["grad_sq"])
@@ -257,7 +309,7 @@ def _measure_post(entry, opt, pre):
     carried.snapshot(entry, tensors)
     st.emit("step", **record)
     if pre["heavy"]:
-        grads.write_records(entry, tensors, updates)
+        grads.write_records(entry, all_tensors, updates, pre.get("kept"))
         if entry.index == 0:
             batchnorm.write_records(entry.steps)
 
@@ -267,7 +319,7 @@ def _step_record(entry, opt, pre, grad_norm):
     iv = st.interval
     now = st.now()
     start = iv.start if iv.start is not None else st.first_forward
-    lr = opt.param_groups[0].get("lr") if opt.param_groups else None
+    lr = opt.param_groups[0].get("lr") if opt is not None and opt.param_groups else None
     record = {
         "step": entry.steps, "optimizer": entry.index, "time": now,
         "step_s": None if start is None else now - start, "data_wait_s": iv.data_wait,
@@ -279,7 +331,7 @@ def _step_record(entry, opt, pre, grad_norm):
         "changed": None, "checked": None, "update_ratio": None, "update_sampled": None,
         "memory": memory.memory_record(_first_device()),
         "batch": iv.batch.hexdigest() if iv.batch is not None else None,
-        "param_checksum": None, "grad_checksum": None,
+        "param_checksum": None, "grad_checksum": None, "closure": pre["closure"],
     }
     if iv.input is not None:
         record["input"] = iv.input

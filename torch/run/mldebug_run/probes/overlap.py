@@ -8,6 +8,16 @@ augmentation drawn at random makes equal rows differ. Done at the end because re
 may draw from the program's random streams, which then no longer matter. `complete` is false
 when a dataset was longer than ITEMS_MAX or the time ran out.
 
+Rows shared by construction, told apart from rows that happen to be equal: each dataset is
+resolved through `Subset`s (nested ones too) to the dataset they index and the indices into it;
+two loaders over one such dataset share the indices both hold (`construction: "indices"`, or
+`"same_dataset"` when the two loaders iterate one dataset object). Over two datasets that are
+not one object, the rows of a `TensorDataset`'s first tensor are compared by where they lie in
+memory (`"storage"`: views of one tensor, such as `x[:800]` and `x[600:]`). `construction_rows`
+counts the other loader's rows that are training rows by construction (None where neither
+applies), and `same_rows` says whether the two hold exactly the same rows (the training split
+evaluated on purpose).
+
 The loaders' map-style datasets are kept (data.py holds a reference to each) so that a program
 that has returned from its training function still has them at its exit.
 
@@ -22,6 +32,8 @@ from ..state import probe
 from .tensors import new_hash, tensor_digest_into
 
 ITEMS_MAX = 65536  # items read per dataset
+INDICES_MAX = 1 << 24  # indices or row addresses compared per dataset (construction)
+SUBSET_DEPTH = 16  # nested Subsets followed
 TIME_BUDGET_S = 15.0  # all datasets together: the end of a run must stay prompt
 
 
@@ -72,6 +84,67 @@ def _fingerprints(dataset, deadline):
     return found, length <= ITEMS_MAX
 
 
+def _resolved(dataset):
+    """(the dataset a chain of Subsets indexes, its indices into it or None for all rows)."""
+    subset = sys.modules["torch"].utils.data.Subset
+    indices = None
+    for _ in range(SUBSET_DEPTH):
+        if not isinstance(dataset, subset):
+            break
+        own = [int(i) for i in dataset.indices]
+        indices = own if indices is None else [own[i] for i in indices]
+        dataset = dataset.dataset
+    return dataset, indices
+
+
+def _all_rows(base, indices):
+    if indices is not None:
+        return indices
+    try:
+        return range(len(base))
+    except Exception:
+        return None
+
+
+def _row_addresses(base, indices):
+    """(storage address, byte offset) of each row of a TensorDataset-like dataset's first
+    tensor (a `tensors` tuple), or None."""
+    torch = sys.modules["torch"]
+    tensors = getattr(base, "tensors", None)
+    if not isinstance(tensors, (tuple, list)) or not tensors:
+        return None
+    t = tensors[0]
+    if not isinstance(t, torch.Tensor) or t.dim() == 0 or t.is_meta or t.layout != torch.strided:
+        return None
+    rows = _all_rows(base, indices)
+    if rows is None or len(rows) > INDICES_MAX:
+        return None
+    ptr = t.untyped_storage().data_ptr()
+    offset, stride, size = t.storage_offset(), t.stride(0), t.element_size()
+    return [(ptr, (offset + i * stride) * size) for i in rows]
+
+
+def construction(train_set, dataset):
+    """(how, shared rows, same rows) by construction between the training dataset and another:
+    how is `same_dataset`, `indices`, `storage` or None (not known)."""
+    if dataset is train_set:
+        return "same_dataset", None, True
+    train_base, train_idx = _resolved(train_set)
+    base, idx = _resolved(dataset)
+    if base is train_base:
+        train_rows, rows = _all_rows(train_base, train_idx), _all_rows(base, idx)
+        if train_rows is None or rows is None or max(len(train_rows), len(rows)) > INDICES_MAX:
+            return None, None, False
+        how, train_keys, keys = "indices", set(train_rows), rows
+    else:
+        train_keys, keys = _row_addresses(train_base, train_idx), _row_addresses(base, idx)
+        if train_keys is None or keys is None:
+            return None, None, False
+        how, train_keys = "storage", set(train_keys)
+    shared = sum(1 for k in keys if k in train_keys)
+    return how, shared, shared == len(train_keys) == len(set(keys))
+
+
 @probe("overlap")
 def write_records():
     st = _state.STATE
@@ -94,7 +167,16 @@ def write_records():
         rows, complete = (train_rows, train_complete) if same else _fingerprints(dataset, deadline)
         if rows is None:
             continue
+        how, by_construction, same_rows = _construction(train_set, dataset) or (None, None, False)
+        if how == "same_dataset":
+            by_construction = len(rows)
         st.emit("overlap", step=st.step, train_loader=train.index, other_loader=other.index,
                 train_rows=len(train_rows), other_rows=len(rows),
                 shared_rows=sum(1 for d in rows if d is not None and d in train_digests),
-                complete=bool(complete and train_complete), same_dataset=same)
+                complete=bool(complete and train_complete), same_dataset=same,
+                construction=how, construction_rows=by_construction, same_rows=same_rows)
+
+
+@probe("overlap_construction")
+def _construction(train_set, dataset):
+    return construction(train_set, dataset)

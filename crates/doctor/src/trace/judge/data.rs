@@ -5,10 +5,12 @@
 use super::pct;
 use crate::finding::{Finding, Severity, Symptom};
 use crate::trace::read::Process;
+use crate::trace::records::Overlap;
 
-/// Shared rows at this share of the other split or more fail; fewer warn (a natural data set
-/// holds a few exact duplicates).
-const OVERLAP_FAIL: f64 = 0.01;
+/// Rows equal by content (not shared by construction) at this share of the other split or
+/// more warn; fewer are information (a natural data set holds a few exact duplicates, and a
+/// small input space many).
+const CONTENT_WARN: f64 = 0.10;
 /// Float inputs whose maximum exceeds this while their minimum is at least 0 look like raw
 /// pixel values (0–255) …
 const RAW_MAX: f64 = 20.0;
@@ -40,37 +42,95 @@ fn loader_site(p: &Process, loader: u32) -> Option<String> {
         .and_then(|l| l.location.clone())
 }
 
+/// `train-eval-overlap`. Invariant: an evaluation split shares no row with training by
+/// construction (indices into, or the storage of, the training dataset). Exceptions the
+/// trace tells apart: the training split itself evaluated on purpose (the same dataset, or
+/// exactly its rows: accuracy on the training split), information; rows that are merely
+/// equal by content (a small input space, duplicates in the source), a data-quality fact:
+/// counted, a warning when their share is large, never a fail. Where the trace cannot tell
+/// how the splits were made, content is all it has, so it warns at most.
 fn overlap(p: &Process, out: &mut Vec<Finding>) {
     for o in &p.overlaps {
-        if o.shared_rows == 0 || o.other_rows == 0 {
+        if o.other_rows == 0 {
             continue;
         }
-        let share = o.shared_rows as f64 / o.other_rows as f64;
-        let severity = if share >= OVERLAP_FAIL {
-            Severity::Fail
+        let finding = if o.same_dataset || o.same_rows {
+            train_split_evaluated(o)
+        } else if let Some(rows) = o.construction_rows.filter(|r| *r > 0) {
+            overlap_by_construction(o, rows)
+        } else if o.shared_rows > 0 {
+            overlap_by_content(o)
         } else {
-            Severity::Warn
+            continue;
         };
         out.push(
-            Finding::new(Symptom::TrainEvalOverlap, severity, "data", 0.0)
-                .summary(format!(
-                    "{} of the {} rows of another loader's data set ({}) are also training rows: \
-                     its scores measure memory, not generalisation{}",
-                    o.shared_rows,
-                    o.other_rows,
-                    pct(share),
-                    if o.complete {
-                        ""
-                    } else {
-                        " (first rows compared only)"
-                    }
-                ))
+            finding
                 .number("shared_rows", o.shared_rows as f64)
                 .number("other_rows", o.other_rows as f64)
                 .number("train_rows", o.train_rows as f64)
                 .at(loader_site(p, o.other_loader)),
         );
     }
+}
+
+fn first_rows_only(o: &Overlap) -> &'static str {
+    if o.complete {
+        ""
+    } else {
+        " (first rows compared only)"
+    }
+}
+
+fn train_split_evaluated(o: &Overlap) -> Finding {
+    Finding::new(Symptom::TrainEvalOverlap, Severity::Info, "data", 0.0).summary(format!(
+        "another loader evaluates the training split itself ({} rows, {}): accuracy on the \
+         training split, not a held-out score",
+        o.other_rows,
+        if o.same_dataset {
+            "the same dataset object"
+        } else {
+            "exactly the training rows"
+        }
+    ))
+}
+
+fn overlap_by_construction(o: &Overlap, rows: u64) -> Finding {
+    let share = (rows as f64 / o.other_rows as f64).min(1.0);
+    let how = match o.construction.as_deref() {
+        Some("storage") => "views of the same tensor rows",
+        _ => "indices into the same dataset",
+    };
+    Finding::new(Symptom::TrainEvalOverlap, Severity::Fail, "data", 0.0)
+        .summary(format!(
+            "{rows} of the {} rows of another loader's data set ({}) are training rows by \
+             construction ({how}): its scores measure memory, not generalisation",
+            o.other_rows,
+            pct(share),
+        ))
+        .number("construction_rows", rows as f64)
+}
+
+fn overlap_by_content(o: &Overlap) -> Finding {
+    let share = o.shared_rows as f64 / o.other_rows as f64;
+    let severity = if share >= CONTENT_WARN {
+        Severity::Warn
+    } else {
+        Severity::Info
+    };
+    let made = if o.construction.is_some() {
+        "the splits share no row by construction"
+    } else {
+        "how the splits were made is not visible"
+    };
+    Finding::new(Symptom::TrainEvalOverlap, severity, "data", 0.0).summary(format!(
+        "{} of the {} rows of another loader's data set ({}) are equal to training rows{}; {made}: \
+         duplicates by content (a small input space, repeated items in the source) make its \
+         scores partly a measure of memory",
+        o.shared_rows,
+        o.other_rows,
+        pct(share),
+        first_rows_only(o)
+    ))
 }
 
 fn order(p: &Process, out: &mut Vec<Finding>) {

@@ -1,5 +1,10 @@
-//! How the program ended: it raised, or it never took an optimizer step (then nothing was
-//! observed, which is not a pass).
+//! How the program ended: it raised, or it never took a step (then what was seen is said, and
+//! it is a fail: nothing trained); and the probes that could not measure, once each.
+//!
+//! A step is an optimizer's, or, in a program that builds no optimizer, a hand-written update's
+//! (a backward, then the next forward with gradients: probes/manual.py), so a program is never
+//! failed for having no optimizer; one with backward passes always has steps, and whether they
+//! changed the parameters is `step-changes-nothing`'s to say.
 
 use crate::finding::{Finding, Severity, Symptom};
 use crate::trace::read::Process;
@@ -7,7 +12,11 @@ use crate::trace::read::Process;
 /// The traceback lines a finding keeps (the end of it, where the error is).
 const TRACEBACK_LINES: usize = 8;
 
+/// The probes whose failure leaves no step record although the program stepped.
+const STEP_PROBES: [&str; 5] = ["optimizer", "steps", "manual", "backward", "forward"];
+
 pub(super) fn judge_process(p: &Process, out: &mut Vec<Finding>) {
+    probe_errors(p, out);
     let Some(end) = &p.end else { return };
     if end.reason != "exception" {
         return;
@@ -38,8 +47,39 @@ pub(super) fn judge_process(p: &Process, out: &mut Vec<Finding>) {
     );
 }
 
+/// `probe-error`: each probe that failed, once, as information. It makes no finding of its
+/// own: what it would have measured is missing from the judgement, which the line says.
+fn probe_errors(p: &Process, out: &mut Vec<Finding>) {
+    let Some(end) = &p.end else { return };
+    for e in &end.probe_errors {
+        let (name, error) = e.split_once(": ").unwrap_or(("(unnamed)", e.as_str()));
+        out.push(
+            Finding::new(Symptom::ProbeError, Severity::Info, "run", 0.0)
+                .summary(format!(
+                    "probe {name} could not measure: {error} (what it measures is left out of \
+                     this report)"
+                ))
+                .details([e.clone()]),
+        );
+    }
+}
+
+/// Whether a probe that counts or records steps failed in this process.
+fn step_probe_failed(p: &Process) -> bool {
+    p.end.as_ref().is_some_and(|e| {
+        e.probe_errors
+            .iter()
+            .any(|x| STEP_PROBES.contains(&x.split(':').next().unwrap_or("")))
+    })
+}
+
 pub(super) fn judge_run(all: &[Process], trainers: &[&Process], out: &mut Vec<Finding>) {
     if trainers.iter().any(|p| !p.steps.is_empty()) {
+        return;
+    }
+    // A probe that counts or records steps failed: its probe-error line says what is missing,
+    // and the missing steps are no finding of their own.
+    if trainers.iter().any(|p| step_probe_failed(p)) {
         return;
     }
     let why = if trainers.is_empty() && all.is_empty() {
@@ -47,13 +87,37 @@ pub(super) fn judge_run(all: &[Process], trainers: &[&Process], out: &mut Vec<Fi
     } else if trainers.is_empty() {
         "torch was imported, but no model ran forward and no optimizer was made".to_string()
     } else {
-        let models: usize = trainers.iter().map(|p| p.models.len()).sum();
-        format!("{models} model(s) ran forward, but no optimizer stepped")
+        seen(trainers)
     };
     out.push(
         Finding::new(Symptom::NoOptimizerStep, Severity::Fail, "run", 0.0).summary(format!(
-            "the program ended without an optimizer step ({why}): nothing of the training loop \
-             was observed, so this is not a pass"
+            "the program ended without a training step ({why}): no parameter was updated, so \
+             nothing of a training loop was observed and this is not a pass"
         )),
     );
+}
+
+/// What the processes did, from their models, optimizers and end records: forwards with and
+/// without gradients, backward calls.
+fn seen(trainers: &[&Process]) -> String {
+    let models: usize = trainers.iter().map(|p| p.models.len()).sum();
+    let ends: Vec<_> = trainers.iter().filter_map(|p| p.end.as_ref()).collect();
+    let total = |f: fn(&crate::trace::records::End) -> Option<u64>| -> Option<u64> {
+        ends.iter().map(|e| f(e)).sum::<Option<u64>>()
+    };
+    let mut parts = vec![format!("{models} model(s) ran forward")];
+    if let (Some(f), Some(n), Some(b)) = (
+        total(|e| e.forwards),
+        total(|e| e.nograd_forwards),
+        total(|e| e.backwards),
+    ) {
+        parts.push(format!(
+            "{f} forward(s) with gradients, {n} without, {b} backward call(s)"
+        ));
+        if b == 0 {
+            parts.push("no backward, so no gradient and no update".to_string());
+        }
+    }
+    parts.push("no optimizer stepped".to_string());
+    parts.join("; ")
 }

@@ -143,9 +143,16 @@ pub fn history(p: &Process) -> RunHistory {
     RunHistory::new(h, BTreeMap::new())
 }
 
-/// The first root module of a process, when one was seen.
+/// The model a process trains, when one was seen: the largest of those the stepping optimizer
+/// holds tensors of (each has a `grads` record), else the largest root module. A copy used
+/// only under `no_grad` and updated from another (an EMA, a teacher) or a feature extractor
+/// run without gradients is no trainee, however large.
 fn main_model(p: &Process) -> Option<&super::records::Model> {
-    p.models.iter().max_by_key(|m| m.parameters)
+    p.models
+        .iter()
+        .filter(|m| p.grads.iter().any(|g| g.model == m.model))
+        .max_by_key(|m| m.parameters)
+        .or_else(|| p.models.iter().max_by_key(|m| m.parameters))
 }
 
 /// A share as a percentage for a summary.
@@ -161,6 +168,8 @@ mod tests;
 mod tests_memory_estimate;
 #[cfg(test)]
 mod tests_ranks;
+#[cfg(test)]
+mod tests_styles;
 #[cfg(test)]
 mod tests_syncs;
 #[cfg(test)]

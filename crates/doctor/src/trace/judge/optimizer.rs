@@ -1,6 +1,11 @@
 //! The training loop around the optimizer: gradients that are never reset, steps that change
 //! nothing, optimizers over other tensors, parameters no optimizer holds, parameters without a
 //! gradient, and a model that is mostly frozen.
+//!
+//! The update may be a `torch.optim` optimizer's or hand-written (the `optimizer` record says
+//! `manual`: its steps run from a backward to the next forward with gradients); the invariants
+//! are the same (parameters that get gradients change after an update, gradients are reset
+//! between updates), only the words differ.
 
 use super::{main_model, pct};
 use crate::finding::{Finding, Severity, Symptom};
@@ -38,6 +43,11 @@ fn optimizer_site(p: &Process) -> Option<String> {
     p.optimizers.first().and_then(|o| o.location.clone())
 }
 
+/// Whether the process's updates are written by hand (no `torch.optim` optimizer stepped).
+fn hand_written(p: &Process) -> bool {
+    !p.optimizers.is_empty() && p.optimizers.iter().all(|o| o.manual)
+}
+
 /// `grads-accumulate`: the first backward after a step found the previous step's gradients.
 fn accumulating(p: &Process, out: &mut Vec<Finding>) {
     let known: Vec<_> = p
@@ -66,12 +76,21 @@ fn accumulating(p: &Process, out: &mut Vec<Finding>) {
             "gradients",
             first as f64,
         )
-        .summary(format!(
-            "gradients carry over from one optimizer step into the next at {} of {} steps: \
+        .summary(if hand_written(p) {
+            format!(
+                "gradients carry over from one hand-written update into the next at {} of {} \
+                 steps: nothing resets them (call model.zero_grad() once per update)",
+                carried.len(),
+                known.len()
+            )
+        } else {
+            format!(
+                "gradients carry over from one optimizer step into the next at {} of {} steps: \
                  nothing resets them (call optimizer.zero_grad() once per step)",
-            carried.len(),
-            known.len()
-        ))
+                carried.len(),
+                known.len()
+            )
+        })
         .number("steps_carried", carried.len() as f64)
         .number("steps_measured", known.len() as f64)
         .at(optimizer_site(p)),
@@ -100,14 +119,19 @@ fn unchanged(p: &Process, out: &mut Vec<Finding>) {
     let s = measured[measured.len() - 1];
     let lr = s.lr.unwrap_or(f64::NAN);
     let grad = s.grad_norm.unwrap_or(f64::NAN);
-    let why = if lr == 0.0 {
-        "the learning rate is 0".to_string()
-    } else if s.with_grad == Some(0) {
-        "none of its tensors has a gradient: it holds tensors the loss does not use".to_string()
-    } else if grad.is_finite() && grad < 1e-12 {
-        format!("the gradients it sees are {grad:.1e} in norm (clipped to nothing?)")
+    let summary = if hand_written(p) {
+        format!(
+            "no parameter changed between a backward and the next forward at each of the {} \
+             steps compared: the gradients are computed, but nothing applies them (there is no \
+             torch.optim optimizer, and no hand-written update changed a weight)",
+            measured.len()
+        )
     } else {
-        "its update is too small to change a weight".to_string()
+        format!(
+            "the optimizer step changed nothing at each of the {} steps compared: {}",
+            measured.len(),
+            why_unchanged(s, lr, grad)
+        )
     };
     out.push(
         Finding::new(
@@ -116,10 +140,7 @@ fn unchanged(p: &Process, out: &mut Vec<Finding>) {
             "optimizer",
             s.step as f64,
         )
-        .summary(format!(
-            "the optimizer step changed nothing at each of the {} steps compared: {why}",
-            measured.len()
-        ))
+        .summary(summary)
         .number("steps_compared", measured.len() as f64)
         .number("tensors_changed", s.changed.unwrap_or(0) as f64)
         .number("update_ratio", s.update_ratio.unwrap_or(f64::NAN))
@@ -127,6 +148,19 @@ fn unchanged(p: &Process, out: &mut Vec<Finding>) {
         .number("grad_norm", grad)
         .at(optimizer_site(p)),
     );
+}
+
+/// Why an optimizer's step changed nothing, from what its last compared step shows.
+fn why_unchanged(s: &crate::trace::records::Step, lr: f64, grad: f64) -> String {
+    if lr == 0.0 {
+        "the learning rate is 0".to_string()
+    } else if s.with_grad == Some(0) {
+        "none of its tensors has a gradient: it holds tensors the loss does not use".to_string()
+    } else if grad.is_finite() && grad < 1e-12 {
+        format!("the gradients it sees are {grad:.1e} in norm (clipped to nothing?)")
+    } else {
+        "its update is too small to change a weight".to_string()
+    }
 }
 
 /// `step-changes-nothing` from the learning rate alone: zero for the last steps watched.
@@ -298,7 +332,8 @@ fn no_gradient(p: &Process, out: &mut Vec<Finding>) {
     );
 }
 
-/// `mostly-frozen`: little of the model trains, or a LoRA wrap that found no layer.
+/// `mostly-frozen`: little of the model that trains is trainable, or a LoRA wrap that found no
+/// layer.
 fn frozen(p: &Process, out: &mut Vec<Finding>) {
     let Some(m) = main_model(p) else { return };
     if m.parameters == 0 {
@@ -338,7 +373,8 @@ fn frozen(p: &Process, out: &mut Vec<Finding>) {
     };
     let frozen: Vec<String> = p
         .grads
-        .first()
+        .iter()
+        .find(|g| g.model == m.model)
         .map(|g| g.frozen_names.clone())
         .unwrap_or_default();
     out.push(

@@ -191,7 +191,8 @@ fn data_findings() {
     let mut r = clean(5);
     r.push(
         json!({"kind": "overlap", "train_loader": 0, "other_loader": 1, "train_rows": 800,
-                  "other_rows": 100, "shared_rows": 50, "complete": true}),
+                  "other_rows": 100, "shared_rows": 50, "complete": true,
+                  "construction": "indices", "construction_rows": 50, "same_rows": false}),
     );
     fails_with(&r, Symptom::TrainEvalOverlap, Severity::Fail);
     let mut r = clean(5);

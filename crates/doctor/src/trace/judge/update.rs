@@ -1,6 +1,7 @@
 //! `update-too-large`: an optimizer step that moves a module group's weights by a large share
 //! of their own norm, ‖Δw‖/‖w‖ (‖w‖ before the step), on the heavy steps' `grads` records.
-//! The too-small side is `step-changes-nothing` (optimizer.rs).
+//! The too-small side is `step-changes-nothing` (optimizer.rs). A closure optimizer's steps
+//! (L-BFGS: several iterations in one call) are not held to it.
 
 use crate::finding::{Finding, Severity, Symptom};
 use crate::trace::read::Process;
@@ -36,6 +37,12 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
     let mut records: Vec<&Grads> = p.grads.iter().collect();
     records.sort_by_key(|g| (g.step, g.optimizer, g.model));
     for g in records {
+        // A closure optimizer's step (L-BFGS) runs up to max_iter iterations of its own, each
+        // sized by a line search or curvature: their sum is not one gradient step, and the
+        // bound, made for one, does not apply.
+        if closure_step(p, g) {
+            continue;
+        }
         let mut over: Vec<Ratio> = ratios(g, &initial)
             .into_iter()
             .filter(|r| r.ratio > UPDATE_TOO_LARGE)
@@ -47,6 +54,12 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
         out.push(finding(p, g, &over));
         return;
     }
+}
+
+fn closure_step(p: &Process, g: &Grads) -> bool {
+    p.steps
+        .iter()
+        .any(|s| s.optimizer == g.optimizer && s.step == g.step && s.closure)
 }
 
 /// Each (optimizer, model, group)'s weight norm before the first step that measured it.

@@ -1,0 +1,141 @@
+"""Updates written by hand: a program that builds no `torch.optim` optimizer and changes its
+parameters itself (`p.data.add_(p.grad, alpha=-lr)`, a loop over the parameters under
+`torch.no_grad()`), then resets the gradients (`model.zero_grad()`).
+
+Such a program's steps are measured from its backward passes. A step is a backward followed by
+the next root forward with gradients enabled (or the end of the run): when the backward returns,
+the gradients and the parameters of every model that require a gradient are measured and copied
+as an optimizer's step pre-hook does (probes/optim.py, `measure_pre`); at the next such forward
+they are compared (`measure_post`), and the `step` record is written. The update itself is
+whatever ran in between. Several backwards before one forward (an extra backward on a retained
+graph) belong to one step. The `optimizer` record of this entry says `manual: true` and has
+class `hand-written`; its steps are counted as optimizer 0's, so `--steps N` stops the program
+after N of them.
+
+On the heavy steps the gradients the backward left are held until the boundary, for the `grads`
+records (the program resets them before its next forward): the one exception to holding no
+gradient, for the few statements between the update and that forward.
+
+Gradients reset in place (`zero_grad(set_to_none=False)`, `p.grad.zero_()`) before the next
+forward read as reset: at the boundary, a gradient written since the backward and now all zero
+counts as zeroed (probes/carried.py cannot see a write that precedes its own look).
+
+It never measures once an optimizer has been constructed (that optimizer's step does), and it
+never changes a parameter or a gradient.
+"""
+
+import sys
+import weakref
+
+from .. import models
+from .. import state as _state
+from ..state import probe
+from . import optim
+from .tensors import norms, to_floats
+
+CLASS = "hand-written"
+
+
+class Update:
+    """What stands for the optimizer: the trainable parameters of the models seen so far, in
+    the order the models first ran (a model that appears later adds its parameters at the
+    end, so earlier indices keep their tensor). No strong reference to a model."""
+
+    @property
+    def param_groups(self):
+        seen, params = set(), []
+        for entry in _state.STATE.model_list:
+            inner = entry.inner()
+            if inner is None:
+                continue
+            for p in inner.parameters():
+                if p.requires_grad and id(p) not in seen and not models._is_lazy(p):
+                    seen.add(id(p))
+                    params.append(p)
+        return [{"params": params, "lr": None}]
+
+
+_UPDATE = Update()
+
+
+def _entry():
+    st = _state.STATE
+    if st.manual is None:
+        entry = _state.OptimizerEntry(lambda: _UPDATE, None)
+        entry.manual = True
+        entry.index = len(st.stepped)
+        entry.pending_pre = None
+        st.stepped.append(entry)
+        st.manual = entry
+    return st.manual
+
+
+def _tensors():
+    return optim.tensors_of(_UPDATE)
+
+
+@probe("manual")
+def after_backward():
+    """A backward returned: the first since the last boundary starts a step, unless an
+    optimizer exists (its own step is coming) or no model has run."""
+    st = _state.STATE
+    if st.optimizers or st.ended or not st.model_list:
+        return
+    entry = _entry()
+    if entry.pending_pre is not None:
+        return
+    tensors = _tensors()
+    pre = optim.measure_pre(entry, tensors)
+    pre["looks"] = [(weakref.ref(p.grad), p.grad._version) if p.grad is not None else None
+                    for p in optim.with_data(tensors)]
+    if pre["heavy"]:
+        # The `grads` records describe the gradients the update used; the program resets them
+        # before the next forward, so on heavy steps they are held until then.
+        pre["kept"] = {id(p): p.grad for p in tensors if p.grad is not None}
+    entry.pending_pre = pre
+
+
+@probe("manual")
+def boundary():
+    """A root forward with gradients enabled begins (or the run ends): the step that the last
+    backward began is over."""
+    st = _state.STATE
+    entry = st.manual
+    if entry is None or entry.pending_pre is None:
+        return
+    pre, entry.pending_pre = entry.pending_pre, None
+    entry.steps += 1
+    tensors = _tensors()
+    if entry.steps == 1:
+        _optimizer_record(entry, tensors)
+    optim.measure_post(entry, None, tensors, pre)
+    _zeroed_in_place(entry, optim.with_data(tensors), pre["looks"])
+    optim.step_done(entry)
+
+
+def _optimizer_record(entry, tensors):
+    st = _state.STATE
+    numel = sum(p.numel() for p in tensors)
+    st.emit("optimizer", step=st.step, optimizer=entry.index, **{"class": CLASS}, where=None,
+            tensors=len(tensors), numel=numel, in_models=numel, not_in_models=0,
+            groups=[{"tensors": len(tensors), "numel": numel, "lr": None,
+                     "weight_decay": None, "momentum": None}],
+            manual=True)
+
+
+def _zeroed_in_place(entry, tensors, looks):
+    """Gradients written since the backward and all zero now: reset before the next forward."""
+    torch = sys.modules["torch"]
+    written = []
+    for i, (p, look) in enumerate(zip(tensors, looks)):
+        g = p.grad
+        if g is not None and look is not None and look[0]() is g and g._version != look[1]:
+            written.append((i, g))
+    if not written or entry.reset is None:
+        return
+    with torch.no_grad():
+        sizes = to_floats(norms([g for _, g in written]))
+    for (i, _), size in zip(written, sizes):
+        if size == 0.0 and i < len(entry.reset):
+            entry.reset[i] = "zeroed"
+    entry.unresolved = any(r is None for r in entry.reset)

@@ -1,0 +1,123 @@
+"""Programs in other styles than an optimizer over one model: updates written by hand (steps
+measured from backward to the next forward), a closure optimizer (LBFGS), parameters on the
+meta device, and the splits of an evaluation loader by construction against by content. No
+probe error, and nothing printed into the program's streams.
+
+    python -m unittest discover -s torch/run/tests -t torch/run/tests -p test_styles.py
+"""
+
+import unittest
+
+from runner import fixture, has, kind, only_trace, run, steps
+
+STYLES = fixture("styles.py")
+SPLITS = fixture("splits.py")
+
+
+def trace_of(script, *args, limit=0):
+    result = run([script, *args], steps=limit)
+    assert result.rc == 0, result.stderr
+    assert "mldebug" not in result.stderr and b"mldebug" not in result.stdout, result.stderr
+    records = only_trace(result)
+    assert records[-1]["probe_errors"] == [], records[-1]["probe_errors"]
+    return records
+
+
+@unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
+class HandWritten(unittest.TestCase):
+    def test_each_backward_to_the_next_forward_is_a_step(self):
+        for style in ("hand_data", "hand_no_grad"):
+            with self.subTest(style):
+                records = trace_of(STYLES, "--style", style)
+                optimizer = kind(records, "optimizer")[0]
+                self.assertEqual((optimizer["class"], optimizer["manual"]), ("hand-written", True))
+                self.assertEqual(optimizer["in_models"], optimizer["numel"])
+                ours = steps(records)
+                # Eight backwards: seven end at the next forward, the last at the end.
+                self.assertEqual([r["step"] for r in ours], list(range(1, 9)))
+                for r in ours:
+                    self.assertEqual((r["forwards"], r["backwards"]), (1, 1))
+                    self.assertEqual(r["with_grad"], 4)
+                    self.assertEqual(r["changed"], r["checked"])
+                    self.assertGreater(r["update_ratio"], 0)
+                    self.assertIsNone(r["lr"])
+                for r in ours[1:]:
+                    self.assertEqual(r["grads_before_backward"], "none", r)
+                # The grads records describe the gradients the update used, reset since.
+                for g in kind(records, "grads"):
+                    self.assertEqual(g["no_grad"], [])
+                    self.assertTrue(all(x["grad_norm"] > 0 for x in g["groups"]))
+                end = records[-1]
+                self.assertEqual((end["steps"], end["backwards"], end["forwards"]), (8, 8, 8))
+
+    def test_the_step_limit_counts_hand_written_steps(self):
+        records = trace_of(STYLES, "--style", "hand_data", "--iterations", "20", limit=5)
+        self.assertEqual(len(steps(records)), 5)
+        self.assertEqual((records[-1]["reason"], records[-1]["steps"]), ("steps", 5))
+
+    def test_gradients_reset_in_place_are_zeroed_and_never_reset_are_carried(self):
+        for r in steps(trace_of(STYLES, "--style", "hand_inplace"))[1:]:
+            self.assertEqual(r["grads_before_backward"], "zeroed", r)
+        for r in steps(trace_of(STYLES, "--style", "hand_carried"))[1:]:
+            self.assertEqual(r["grads_before_backward"], "carried", r)
+
+    def test_backwards_without_an_update_change_nothing(self):
+        records = trace_of(STYLES, "--style", "hand_none")
+        for r in steps(records):
+            self.assertEqual(r["changed"], 0, r)
+
+
+@unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
+class Closure(unittest.TestCase):
+    def test_lbfgs_steps_hold_their_closures_forwards_and_gradients(self):
+        records = trace_of(STYLES, "--style", "lbfgs")
+        optimizer = kind(records, "optimizer")[0]
+        # Written at the end of the first step, once the closure's forward showed the model.
+        self.assertEqual((optimizer["class"], optimizer["not_in_models"]), ("LBFGS", 0))
+        self.assertGreater(optimizer["in_models"], 0)
+        ours = steps(records)
+        self.assertEqual(len(ours), 8)
+        for r in ours:
+            self.assertGreaterEqual(r["backwards"], 1)
+            self.assertEqual(r["forwards"], r["backwards"])
+            self.assertEqual(r["grads_before_backward"], "unknown")
+            self.assertEqual(r["with_grad"], 4)
+            self.assertGreater(r["grad_norm"], 0)
+        self.assertGreater(ours[0]["changed"], 0)
+
+
+@unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
+class Meta(unittest.TestCase):
+    def test_meta_tensors_are_left_out_and_the_meta_forward_is_not_the_model(self):
+        records = trace_of(STYLES, "--style", "meta")
+        self.assertEqual(records[0]["device"], "cpu")
+        model = kind(records, "model")
+        self.assertEqual([m["device"] for m in model], ["cpu"])
+        ours = steps(records)
+        self.assertEqual(len(ours), 8)
+        self.assertEqual((ours[0]["forwards"], ours[0]["checked"], ours[0]["changed"]), (1, 4, 4))
+
+
+def overlap_of(split):
+    records = trace_of(SPLITS, "--split", split)
+    found = {(o["construction"], o["construction_rows"], o["same_rows"], o["shared_rows"],
+              o["other_rows"]) for o in kind(records, "overlap")}
+    assert len(found) == 1, found  # one evaluation loader per epoch, each the same split
+    return found.pop()
+
+
+@unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
+class Splits(unittest.TestCase):
+    def test_construction_is_told_apart_from_content(self):
+        self.assertEqual(overlap_of("disjoint"), ("indices", 0, False, 0, 16))
+        how, rows, same, shared, other = overlap_of("indices")
+        self.assertEqual((how, same, other), ("indices", False, 16))
+        self.assertGreater(rows, 0)
+        self.assertEqual(rows, shared)
+        self.assertEqual(overlap_of("same_dataset"), ("same_dataset", 48, True, 48, 48))
+        self.assertEqual(overlap_of("storage"), ("storage", 16, False, 16, 32))
+        self.assertEqual(overlap_of("content"), ("indices", 0, False, 16, 16))
+
+
+if __name__ == "__main__":
+    unittest.main()
