@@ -260,20 +260,64 @@ impl Default for Descendants {
     }
 }
 
-/// "exit status 3", "it panicked: exit status 101", "killed by signal 9, often the
-/// out-of-memory killer".
+/// "exit status 3", "it panicked: exit status 101", "killed by SIGKILL (signal 9), often the
+/// out-of-memory killer", "killed by SIGSEGV (signal 11): a crash in native code".
 pub fn describe(status: ExitStatus) -> String {
-    #[cfg(unix)]
-    let signal = status.signal();
-    #[cfg(not(unix))]
-    let signal: Option<i32> = None;
-    match (status.code(), signal) {
+    match (status.code(), signal_of(status)) {
         (Some(101), _) => "it panicked: exit status 101".to_string(),
         (Some(c), _) => format!("exit status {c}"),
-        (None, Some(9)) => "killed by signal 9, often the out-of-memory killer".to_string(),
-        (None, Some(s)) => format!("killed by signal {s}"),
+        (None, Some(s)) => {
+            let why = match s {
+                9 => ", often the out-of-memory killer",
+                11 | 7 | 4 => ": a crash in native code",
+                6 => ": an abort (a failed assertion in native code, or a double free)",
+                2 => ": an interrupt (Ctrl-C)",
+                _ => "",
+            };
+            format!("killed by {}{why}", signal_words(s))
+        }
         _ => status.to_string(),
     }
+}
+
+/// The signal that ended a process, if one did.
+pub fn signal_of(status: ExitStatus) -> Option<i32> {
+    #[cfg(unix)]
+    return status.signal();
+    #[cfg(not(unix))]
+    {
+        let _ = status;
+        None
+    }
+}
+
+/// "SIGSEGV (signal 11)", or "signal 40" for one without a common name.
+pub fn signal_words(sig: i32) -> String {
+    match signal_name(sig) {
+        Some(n) => format!("{n} (signal {sig})"),
+        None => format!("signal {sig}"),
+    }
+}
+
+/// The name of a Linux signal number, for the ones a training program meets.
+pub fn signal_name(sig: i32) -> Option<&'static str> {
+    Some(match sig {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        11 => "SIGSEGV",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        24 => "SIGXCPU",
+        25 => "SIGXFSZ",
+        _ => return None,
+    })
 }
 
 /// Without process groups, the child alone is killed (by the caller).

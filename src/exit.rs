@@ -13,6 +13,12 @@ pub enum Exit {
     BuildFailed = 3,
     /// The model errored at run time.
     ModelError = 4,
+    /// `mldebug run`: the run reached `--timeout` (as `timeout(1)` exits).
+    TimedOut = 124,
+    /// `mldebug run`: interrupted by Ctrl-C (SIGINT), the shells' 128 + 2.
+    Interrupted = 130,
+    /// `mldebug run`: terminated by SIGTERM, the shells' 128 + 15.
+    Terminated = 143,
     /// A bug in mldebug itself.
     Internal = 70,
     /// Reading or writing failed at the operating-system level: stdout or an output file could

@@ -11,7 +11,8 @@
 //! verify and index it as `catalog verify`, `search` and `triage` do.
 //!
 //! `text_log` reads a plain-text training log as `doctor LOG --plot` does (read, judged,
-//! rendered, plotted); `watch` polls a text log and a JSONL file as `doctor --watch` does, once
+//! rendered, plotted); `run_trace` reads a run trace as `doctor TRACE` does and as `mldebug
+//! run` collects one process's trace file, parses and judges it; `watch` polls a text log and a JSONL file as `doctor --watch` does, once
 //! after each piece of the input is appended to one of them (see [`TO_JSONL`], [`REWRITE`]).
 //!
 //! An error is an answer, not a finding: [`run`] discards it. A panic, an abort or a hang is a
@@ -52,6 +53,7 @@ pub const TARGETS: &[&str] = &[
     "memory_config",
     "text_log",
     "watch",
+    "run_trace",
 ];
 
 /// Splits the input of the `*_records` targets into records, the `watch` target's into the
@@ -155,6 +157,7 @@ pub fn run(target: &str, data: &[u8]) -> bool {
         "memory_config" => memory_config(data),
         "text_log" => doctor::text_log(root, data),
         "watch" => doctor::watch(root, data),
+        "run_trace" => doctor::run_trace(root, data),
         other => panic!("unknown fuzz target {other:?}; the targets are {TARGETS:?}"),
     }
 }

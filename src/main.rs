@@ -12,6 +12,12 @@ static ALLOC: mldebug_diagnostics::memory::CountingAllocator =
 fn main() -> std::process::ExitCode {
     // Before anything else: no other thread may exist while it sets a variable.
     mldebug::candle_threads::pin();
+    // `mldebug run`'s guard (see `run::guard`), started by mldebug itself, never by a user.
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() == Some(std::ffi::OsStr::new(mldebug::run::guard::ARG)) {
+        let rest: Vec<String> = args.map(|a| a.to_string_lossy().into_owned()).collect();
+        return std::process::ExitCode::from(mldebug::run::guard::main(&rest));
+    }
     let cli = Cli::parse();
     match commands::run(cli) {
         Ok(exit) => exit.into(),

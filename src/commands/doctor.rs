@@ -17,7 +17,7 @@ pub(crate) use follow::Follow;
 use crate::doctor::{read, report};
 
 use crate::context::Context;
-use crate::render::output::{emit, emit_json};
+use crate::render::output::{emit, emit_json, note};
 use crate::render::{doctor as render, doctor_plot, json, style::Style};
 use crate::{Exit, Result};
 use clap::ValueEnum;
@@ -93,6 +93,9 @@ impl FailOn {
 /// severity found.
 pub fn report(args: &Args, g: &Context) -> Result<(String, Option<Severity>)> {
     let runs = read::read(&args.paths, &args.metrics)?;
+    for n in runs.iter().flat_map(|r| &r.notes) {
+        note(&format!("mldebug doctor: {n}"));
+    }
     let catalog = crate::catalog::open(g)?;
     let report = build(&runs, &args.metrics, &catalog);
     if let Some(path) = &args.plot {

@@ -7,15 +7,19 @@
 //! The program's stdout and stderr pass through untouched; with `--json` its stdout goes to
 //! stderr, so stdout holds the JSON document alone.
 //!
-//! Exit status: 2 when the command does not exist, hides its Python from the probes, or ran no
-//! PyTorch training at all; 4 when the program failed on its own (it raised, or exited non-zero
-//! before the step limit), with the trace so far judged; else 1 when a finding is a fail, 0
-//! otherwise.
+//! Exit status (the report is printed first in every case but 2): 2 when the command does not
+//! exist, hides its Python from the probes, `--trace` names something that may not be
+//! replaced, or the command ran no PyTorch training at all; 130 when mldebug was interrupted
+//! (Ctrl-C, SIGINT), 143 when it was terminated (SIGTERM); 124 when the run reached
+//! `--timeout`; 4 when the program failed on its own (it raised, was killed, or exited non-zero
+//! before the step limit); 74 when the trace could not be kept; else 1 when a finding is a
+//! fail, 0 otherwise. Should mldebug itself be killed, the command ends with it
+//! (`run::guard`).
 
 use crate::context::Context;
 use crate::render::output::{emit, emit_json, note};
 use crate::render::{json, run as render, style::Style};
-use crate::run::{command, launch, probes::ProbeDir, traces};
+use crate::run::{command, launch, probes::ProbeDir, report, traces};
 use crate::{Error, Exit, Result};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -51,9 +55,11 @@ pub struct Args {
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
     let cmd = command::resolve(&args.command)?;
-    if let Some(t) = &args.trace {
-        check_trace_path(t)?;
-    }
+    let target = args
+        .trace
+        .as_deref()
+        .map(traces::Target::check)
+        .transpose()?;
     let probes = ProbeDir::create()?;
     let ended = launch::run(
         &cmd.program,
@@ -61,27 +67,58 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
         &probes.environment(args.steps),
         Some(Duration::from_secs(args.timeout)),
         g.json(),
+        probes.path(),
     )?;
-    let (text, cut) = traces::collect(probes.path())?;
-    if cut {
+    let collected = traces::collect(probes.path())?;
+    if collected.cut {
         note("mldebug run: the traces were longer than mldebug reads; the first part is judged");
     }
-    if let Some(t) = &args.trace {
-        traces::keep(&text, t)?;
+    for (file, line) in &collected.overlong {
         note(&format!(
-            "mldebug run: trace kept in {} (mldebug doctor {} judges it again)",
-            t.display(),
-            t.display()
+            "mldebug run: line {line} of one process's trace ({file}) is longer than a record              may be ({} bytes); that process is judged up to it",
+            mldebug_doctor::trace::read::MAX_LINE
         ));
     }
-    let processes = traces::parse(&text)?;
-    let failed_alone =
-        !ended.timed_out && !ended.interrupted && ended.status.is_some_and(|s| !s.success());
-    if processes.is_empty() && !ended.timed_out && !ended.interrupted {
+    // The trace is kept before anything is judged; a failure to keep it is said after the
+    // report, which is printed whole all the same. No process wrote one: what is there stays.
+    let target = target.filter(|t| {
+        let empty = collected.text.is_empty();
+        if empty {
+            note(&format!(
+                "mldebug run: no process wrote a trace; {} is left as it was",
+                t.shown.display()
+            ));
+        }
+        !empty
+    });
+    let trace_error = target.as_ref().and_then(|t| t.keep(&collected.text).err());
+    if let (Some(t), None) = (&target, &trace_error) {
+        let shown = t.shown.display();
+        note(&format!(
+            "mldebug run: trace kept in {shown} (mldebug doctor {shown} judges it again)"
+        ));
+    }
+    let processes = traces::parse(&collected.text)?;
+    let failed_alone = !ended.timed_out
+        && ended.interrupted.is_none()
+        && ended.status.is_some_and(|s| !s.success());
+    if processes.is_empty() && !ended.timed_out && ended.interrupted.is_none() {
+        if let Some(e) = &trace_error {
+            note(&format!("mldebug run: {e}"));
+        }
         return Err(nothing_observed(&args.command, failed_alone, ended));
     }
     let catalog = crate::catalog::open(g)?;
-    let report = crate::run::report::build(&args, &processes, &ended, &catalog);
+    let asked = report::Asked {
+        argv: &args.command,
+        steps: args.steps,
+        trace: target
+            .as_ref()
+            .filter(|_| trace_error.is_none())
+            .map(|t| t.shown.as_path()),
+        trace_error: trace_error.as_ref().map(|e| e.message.clone()),
+    };
+    let report = report::build(asked, &processes, &ended, &catalog);
     if g.json() {
         emit_json(&json::to_string("run", &report)?)?;
     } else {
@@ -90,13 +127,24 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
             Style::from(g.stdout).colour,
         )?;
     }
-    Ok(if failed_alone {
-        Exit::ModelError
-    } else if report.counts.fail > 0 {
-        Exit::Failed
-    } else {
-        Exit::Ok
-    })
+    if let Some(e) = trace_error {
+        return Err(e);
+    }
+    Ok(exit_for(&ended, failed_alone, report.counts.fail))
+}
+
+/// The exit status of a judged run: how it ended comes first (interrupted, timed out, failed
+/// on its own), then the findings.
+fn exit_for(ended: &launch::Ended, failed_alone: bool, fails: usize) -> Exit {
+    match ended.interrupted {
+        #[cfg(unix)]
+        Some(libc::SIGTERM) => Exit::Terminated,
+        Some(_) => Exit::Interrupted,
+        None if ended.timed_out => Exit::TimedOut,
+        None if failed_alone => Exit::ModelError,
+        None if fails > 0 => Exit::Failed,
+        None => Exit::Ok,
+    }
 }
 
 /// No process built a model or an optimizer: the command is not a PyTorch training program, or
@@ -117,23 +165,4 @@ fn nothing_observed(words: &[String], failed: bool, ended: launch::Ended) -> Err
         "`{shown}` ran, but no process of it built a PyTorch model or optimizer: nothing to \
          judge. mldebug run watches Python training programs that import torch"
     ))
-}
-
-/// `--trace` must name a file whose folder exists, and not a folder.
-fn check_trace_path(p: &std::path::Path) -> Result<()> {
-    if p.is_dir() {
-        return Err(Error::usage(format!(
-            "--trace {}: a folder; name a file",
-            p.display()
-        )));
-    }
-    let parent = p.parent().filter(|d| !d.as_os_str().is_empty());
-    if parent.is_some_and(|d| !d.is_dir()) {
-        return Err(Error::usage(format!(
-            "--trace {}: no such folder {}",
-            p.display(),
-            parent.map(|d| d.display().to_string()).unwrap_or_default()
-        )));
-    }
-    Ok(())
 }

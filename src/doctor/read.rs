@@ -22,6 +22,8 @@ pub struct Run {
     pub text: Option<ReadReport>,
     /// For a run trace (`mldebug run --trace`): its processes, judged by the trace judgement.
     pub trace: Option<Vec<mldebug_doctor::trace::Process>>,
+    /// What a person should know about how it was read (a cut last line left out).
+    pub notes: Vec<String>,
 }
 
 /// File extensions of plain-text logs.
@@ -57,6 +59,7 @@ pub fn read(paths: &[PathBuf], metrics: &[String]) -> Result<Vec<Run>> {
                 history: RunHistory::from_record(&r),
                 text: None,
                 trace: None,
+                notes: Vec::new(),
             });
         }
     }
@@ -137,6 +140,7 @@ pub fn text_run(p: &Path, log: &TextLog) -> Result<Run> {
         history: RunHistory::new(log.history().clone(), Default::default()),
         text: Some(report),
         trace: None,
+        notes: Vec::new(),
     })
 }
 

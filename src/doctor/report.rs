@@ -214,6 +214,17 @@ const CANDLE_MODEL: (&str, &str) = ("--model crate::Net", "--torch model.py:Net"
 
 /// [`link`], for a program of this framework.
 pub fn link_as(catalog: &Catalog, id: &str, framework: Framework) -> Option<PlaybookLink> {
+    link_without(catalog, id, framework, &[])
+}
+
+/// [`link_as`], leaving out the hypotheses that hold any of the `ruled_out` phrases (what the
+/// measurement excluded: a finding's [`ruled_out`](mldebug_doctor::Finding::ruled_out)).
+pub fn link_without(
+    catalog: &Catalog,
+    id: &str,
+    framework: Framework,
+    ruled_out: &[String],
+) -> Option<PlaybookLink> {
     let row = catalog
         .symptoms
         .iter()
@@ -229,6 +240,7 @@ pub fn link_as(catalog: &Catalog, id: &str, framework: Framework) -> Option<Play
             .hypotheses
             .iter()
             .filter(|h| !(torch && h.to_ascii_lowercase().starts_with("in candle")))
+            .filter(|h| !ruled_out.iter().any(|r| h.contains(r.as_str())))
             .take(MAX_HYPOTHESES)
             .cloned()
             .collect(),

@@ -3,7 +3,7 @@
 //! `mldebug run` builds it from the traces it just collected; `mldebug doctor TRACE.jsonl`
 //! from a kept one, so both say the same.
 
-use super::report::{link_as, Counts, Framework, LinkedFinding, RunReport, SeriesSummary};
+use super::report::{link_without, Counts, Framework, LinkedFinding, RunReport, SeriesSummary};
 use crate::catalog::Catalog;
 use mldebug_doctor::trace::{judge, Process};
 
@@ -30,7 +30,7 @@ pub fn build(name: &str, source: &str, processes: &[Process], catalog: &Catalog)
             .findings
             .into_iter()
             .map(|f| LinkedFinding {
-                playbook: link_as(catalog, f.symptom.id(), Framework::PyTorch),
+                playbook: link_without(catalog, f.symptom.id(), Framework::PyTorch, &f.ruled_out),
                 finding: f,
             })
             .collect(),

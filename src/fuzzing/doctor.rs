@@ -32,6 +32,26 @@ pub fn text_log(root: &Path, data: &[u8]) -> bool {
     doctor_plot::render(&r).is_ok()
 }
 
+/// Reads `data` as a trace kept by `mldebug run --trace` (read, judged and rendered as `doctor
+/// TRACE` does), and as one process's trace file in a run's private folder (collected, parsed
+/// and judged as `mldebug run` does); true when both read it.
+pub fn run_trace(root: &Path, data: &[u8]) -> bool {
+    let kept = write(root, "trace/run.jsonl", data);
+    let doctor = read::read(&[kept], &[]).is_ok_and(|runs| {
+        let r = report::build(&runs, &[], crate::catalog::embedded());
+        let _ = render::render(&r, Style::plain());
+        true
+    });
+    write(root, "private/trace-1.jsonl", data);
+    let run = crate::run::traces::collect(&root.join("private"))
+        .and_then(|c| crate::run::traces::parse(&c.text))
+        .is_ok_and(|processes| {
+            let _ = mldebug_doctor::trace::judge(&processes);
+            true
+        });
+    doctor && run
+}
+
 /// Follows a text log and a JSONL file while each piece of `data` is appended to one of them
 /// (or rewrites it), polling after each piece as `doctor --watch` does, and judging what was
 /// read; true when every poll read and both files hold a run at the end.

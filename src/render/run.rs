@@ -61,9 +61,10 @@ pub fn render(r: &Report, style: Style) -> String {
         "\n{} fail, {} warn, {} info",
         r.counts.fail, r.counts.warn, r.counts.info
     ));
-    match &r.trace {
-        Some(t) => out.push_str(&format!("; trace kept: mldebug doctor {}\n", escape(t))),
-        None => out.push_str("; keep the trace with --trace FILE\n"),
+    match (&r.trace, &r.outcome.trace_error) {
+        (_, Some(e)) => out.push_str(&format!("; the trace was not kept: {}\n", escape(e))),
+        (Some(t), None) => out.push_str(&format!("; trace kept: mldebug doctor {}\n", escape(t))),
+        (None, None) => out.push_str("; keep the trace with --trace FILE\n"),
     }
     out
 }
@@ -87,12 +88,20 @@ fn header(r: &Report) -> String {
     let how = match r.outcome.how {
         "stopped" => "stopped by mldebug after the watched steps".to_string(),
         "exited" => "the program finished".to_string(),
-        "failed" => format!(
-            "the program failed (exit code {})",
-            r.outcome.exit_code.map_or("none".into(), |c| c.to_string())
-        ),
+        "failed" => match (r.outcome.exit_code, &r.outcome.signal) {
+            (Some(c), _) => format!("the program failed (exit code {c})"),
+            (None, Some(s)) => format!("the program was killed by {}", escape(s)),
+            (None, None) => "the program failed".to_string(),
+        },
         "timed_out" => "ended at the time limit; the steps traced so far are judged".to_string(),
-        _ => "interrupted; the steps traced so far are judged".to_string(),
+        _ => format!(
+            "interrupted{}; the steps traced so far are judged",
+            r.outcome
+                .signal
+                .as_ref()
+                .map(|s| format!(" by {}", escape(s)))
+                .unwrap_or_default()
+        ),
     };
     format!(
         "mldebug run: {}\n  watched {procs} in {:.1} s; {how}\n{}",

@@ -29,11 +29,7 @@ pub fn resolve(words: &[String]) -> Result<Command> {
             "no command to run: give it after `--`, e.g. mldebug run -- python train.py",
         ));
     };
-    let program = find(first).ok_or_else(|| {
-        Error::usage(format!(
-            "no such command: `{first}` (not a file, and not found on PATH)"
-        ))
-    })?;
+    let program = find(first).map_err(Error::usage)?;
     if is_python(&program) {
         refuse_hiding_flags(first, args)?;
     }
@@ -50,38 +46,93 @@ fn is_python(p: &Path) -> bool {
         .is_some_and(|n| n.starts_with("python"))
 }
 
-/// Interpreter options come before the script or `-m`/`-c`; a cluster like `-uS` counts.
+/// Interpreter options come before the script or `-m`/`-c`; a cluster like `-uS` counts. `-W`
+/// and `-X` take a value, in the same word (`-Wignore`) or the next (`-W ignore`), and
+/// `--check-hash-based-pycs` the next word: a value is never read as flags.
 fn refuse_hiding_flags(program: &str, args: &[String]) -> Result<()> {
-    for a in args {
-        if !a.starts_with('-') || a == "-" || a == "-m" || a == "-c" || a.starts_with("--") {
+    let mut words = args.iter();
+    while let Some(a) = words.next() {
+        if a == "--check-hash-based-pycs" {
+            words.next();
+            continue;
+        }
+        if !a.starts_with('-') || a == "-" || a.starts_with("--") {
             break;
         }
-        let letters = &a[1..];
-        for (flag, why) in HIDING_FLAGS {
-            if letters.contains(flag) {
+        for (i, letter) in a.char_indices().skip(1) {
+            if let Some((flag, why)) = HIDING_FLAGS.iter().find(|(f, _)| *f == letter) {
                 return Err(Error::usage(format!(
                     "`{program} {a}`: -{flag} {why}, so nothing could be observed; run it without -{flag}"
                 )));
             }
-        }
-        // Options that take a value (-W x, -X y) end the cluster; their value is not a flag.
-        if letters.ends_with('W') || letters.ends_with('X') {
-            continue;
+            match letter {
+                // The program follows: nothing after it is an interpreter option.
+                'c' | 'm' => return Ok(()),
+                'W' | 'X' => {
+                    if i + 1 == a.len() {
+                        words.next();
+                    }
+                    break;
+                }
+                _ => {}
+            }
         }
     }
     Ok(())
 }
 
-/// A path as given when it contains a slash, else the first executable of that name on `PATH`.
-fn find(program: &str) -> Option<PathBuf> {
+/// A path as given when it contains a slash, else the first executable of that name on `PATH`;
+/// else why not, in words.
+fn find(program: &str) -> std::result::Result<PathBuf, String> {
     if program.contains('/') {
         let p = PathBuf::from(program);
-        return is_executable(&p).then_some(p);
+        return match std::fs::metadata(&p) {
+            Err(_) => Err(format!("no such command: `{program}` (no such file)")),
+            Ok(m) if m.is_dir() => Err(format!("`{program}` is a folder, not a program")),
+            Ok(_) if !is_executable(&p) => Err(not_executable(program)),
+            Ok(_) => Ok(p),
+        };
     }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(program))
-        .find(|p| is_executable(p))
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|d| d.join(program))
+            .find(|p| is_executable(p))
+    });
+    match found {
+        Some(p) => Ok(p),
+        None if Path::new(program).is_file() => {
+            let here = format!("./{program}");
+            Err(if is_executable(Path::new(program)) {
+                format!(
+                    "no such command on PATH: `{program}`; for the file of that name here, name \
+                     it by its path: mldebug run -- {here}"
+                )
+            } else {
+                format!(
+                    "no such command on PATH: `{program}`, and the file of that name here is not \
+                     executable; {}",
+                    how_to_run(&here)
+                )
+            })
+        }
+        None => Err(format!(
+            "no such command: `{program}` (not a file, and not found on PATH)"
+        )),
+    }
+}
+
+/// A file that is not executable: how to run it.
+fn not_executable(program: &str) -> String {
+    format!("`{program}` is not executable; {}", how_to_run(program))
+}
+
+/// How to run a file that is not executable.
+fn how_to_run(program: &str) -> String {
+    if program.ends_with(".py") {
+        format!("run it with its interpreter: mldebug run -- python {program}")
+    } else {
+        format!("make it executable (chmod +x {program}) or name its interpreter first")
+    }
 }
 
 fn is_executable(p: &Path) -> bool {
@@ -115,10 +166,30 @@ mod tests {
         assert!(resolve(&[]).is_err());
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn a_file_that_is_not_executable_is_called_so_with_how_to_run_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = dir.path().join("train.py");
+        std::fs::write(&script, "print(1)\n").unwrap();
+        let shown = script.display().to_string();
+        let e = resolve(std::slice::from_ref(&shown)).unwrap_err();
+        assert_eq!(e.kind, crate::Kind::Usage);
+        assert!(e.message.contains("is not executable"), "{}", e.message);
+        assert!(
+            e.message
+                .contains(&format!("mldebug run -- python {shown}")),
+            "{}",
+            e.message
+        );
+        let e = resolve(&[dir.path().display().to_string() + "/"]).unwrap_err();
+        assert!(e.message.contains("is a folder"), "{}", e.message);
+    }
+
     #[test]
     fn flags_that_hide_the_probes_are_refused_before_the_script_only() {
         for p in ["python3", "/usr/bin/python3"] {
-            if find(p).is_none() {
+            if find(p).is_err() {
                 continue;
             }
             for bad in ["-S train.py", "-I train.py", "-uE train.py", "-u -S -m pkg"] {
@@ -129,8 +200,32 @@ mod tests {
                     e.message
                 );
             }
-            for good in ["train.py -S", "-u train.py", "-m pkg.train -I", "-c x"] {
+            for good in [
+                "train.py -S",
+                "-u train.py",
+                "-m pkg.train -I",
+                "-c x",
+                "-um pkg -S",
+                "-Werror::DeprecationWarning train.py",
+                "-X importtime -W ignore train.py",
+                "-W ignore::UserWarning:Some train.py",
+            ] {
                 assert!(resolve(&words(&format!("{p} {good}"))).is_ok(), "{good}");
+            }
+            // A value of -W or -X ends the cluster, and the next word starts a new one.
+            for bad in [
+                "-W ignore -S train.py",
+                "-X dev -I train.py",
+                "-Wignore -E train.py",
+                "--check-hash-based-pycs never -S train.py",
+                "-X utf8 -X dev -uS train.py",
+            ] {
+                let e = resolve(&words(&format!("{p} {bad}"))).unwrap_err();
+                assert!(
+                    e.message.contains("nothing could be observed"),
+                    "{bad}: {}",
+                    e.message
+                );
             }
         }
     }

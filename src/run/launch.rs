@@ -5,6 +5,7 @@
 //! judge what the traces hold. Processes that outlive the command in its group (loader
 //! workers, a helper it started) are killed when it ends.
 
+use super::guard;
 use crate::child_process::{self, Descendants};
 use crate::{Error, Result};
 use std::process::{Command, ExitStatus, Stdio};
@@ -22,21 +23,23 @@ pub struct Ended {
     pub status: Option<ExitStatus>,
     /// Stopped at the time limit.
     pub timed_out: bool,
-    /// Stopped by Ctrl-C or SIGTERM to mldebug.
-    pub interrupted: bool,
+    /// Stopped by Ctrl-C or SIGTERM to mldebug: the signal mldebug received (SIGINT, SIGTERM).
+    pub interrupted: Option<i32>,
     /// Wall time from start to end.
     pub elapsed: Duration,
 }
 
 /// Runs `program args` with `env` added, until it exits or `limit` passes. With
 /// `stdout_to_stderr` (a `--json` run, whose stdout carries the document alone) the program's
-/// stdout goes to mldebug's stderr.
+/// stdout goes to mldebug's stderr. Should mldebug be killed meanwhile, the command and `dir`
+/// (the run's private folder) go with it ([`guard`]).
 pub fn run(
     program: &std::path::Path,
     args: &[String],
     env: &[(String, String)],
     limit: Option<Duration>,
     stdout_to_stderr: bool,
+    dir: &std::path::Path,
 ) -> Result<Ended> {
     let mut cmd = Command::new(program);
     let stdout = if stdout_to_stderr {
@@ -56,15 +59,17 @@ pub fn run(
         .stderr(Stdio::inherit());
     crate::candle_threads::hide_from(&mut cmd);
     child_process::own_group(&mut cmd);
+    guard::die_with_parent(&mut cmd);
     signals::install();
     let started = Instant::now();
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::usage(format!("cannot start `{}`: {e}", program.display())))?;
     let pid = child.id();
+    let guard = guard::Guard::start(pid, dir);
     let mut started_by = Descendants::new();
     let mut stopping: Option<Instant> = None;
-    let (mut timed_out, mut interrupted) = (false, false);
+    let (mut timed_out, mut interrupted) = (false, None);
     let status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break Some(s),
@@ -74,10 +79,10 @@ pub fn run(
         if stopping.is_none() {
             if limit.is_some_and(|l| started.elapsed() >= l) {
                 timed_out = true;
-            } else if signals::interrupted() {
-                interrupted = true;
+            } else if let Some(sig) = signals::interrupted() {
+                interrupted = Some(sig);
             }
-            if timed_out || interrupted {
+            if timed_out || interrupted.is_some() {
                 started_by.scan(pid);
                 interrupt_group(pid);
                 stopping = Some(Instant::now());
@@ -94,11 +99,14 @@ pub fn run(
     // of their own) ends with it.
     child_process::kill_group(pid);
     started_by.kill_alive();
+    if let Some(g) = guard {
+        g.release();
+    }
     signals::restore();
     Ok(Ended {
         status,
         timed_out,
-        interrupted: interrupted || signals::interrupted(),
+        interrupted: interrupted.or_else(signals::interrupted),
         elapsed: started.elapsed(),
     })
 }
@@ -119,16 +127,17 @@ fn interrupt_group(_pid: u32) {}
 /// is judged. The handlers are mldebug's only: a child gets the default ones back at exec.
 #[cfg(unix)]
 mod signals {
-    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::atomic::{AtomicI32, Ordering};
 
-    static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+    /// The first of SIGINT and SIGTERM received, 0 for none.
+    static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
 
-    extern "C" fn note(_sig: libc::c_int) {
-        INTERRUPTED.store(true, Ordering::SeqCst);
+    extern "C" fn note(sig: libc::c_int) {
+        let _ = INTERRUPTED.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     pub fn install() {
-        INTERRUPTED.store(false, Ordering::SeqCst);
+        INTERRUPTED.store(0, Ordering::SeqCst);
         let handler = note as extern "C" fn(libc::c_int) as libc::sighandler_t;
         // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
         unsafe {
@@ -145,8 +154,8 @@ mod signals {
         }
     }
 
-    pub fn interrupted() -> bool {
-        INTERRUPTED.load(Ordering::SeqCst)
+    pub fn interrupted() -> Option<i32> {
+        Some(INTERRUPTED.load(Ordering::SeqCst)).filter(|&s| s != 0)
     }
 }
 
@@ -154,7 +163,7 @@ mod signals {
 mod signals {
     pub fn install() {}
     pub fn restore() {}
-    pub fn interrupted() -> bool {
-        false
+    pub fn interrupted() -> Option<i32> {
+        None
     }
 }

@@ -4,6 +4,7 @@
 //!   command's Python processes find on `PYTHONPATH`.
 //! - [`command`]: what the command line names (a Python, a launcher) and the flags that would
 //!   keep the probes out (`-S`, `-I`, `-E`).
+//! - [`guard`]: ends the command and removes its folder when mldebug itself is killed.
 //! - [`launch`]: starts the command in its own process group with the probes' environment,
 //!   passes its output through, and ends the whole tree on a time limit or Ctrl-C.
 //! - [`report`]: what the command reports, built once for the renderers.
@@ -12,6 +13,7 @@
 //! The judgement is `mldebug_doctor::trace`, the rendering `render::run`.
 
 pub mod command;
+pub mod guard;
 pub mod launch;
 pub mod probes;
 pub mod report;

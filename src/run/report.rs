@@ -4,7 +4,6 @@
 
 use super::launch::Ended;
 use crate::catalog::Catalog;
-use crate::commands::run::Args;
 use crate::doctor::report::{Counts, RunReport};
 use crate::doctor::trace_report;
 use mldebug_doctor::trace::Process;
@@ -38,8 +37,26 @@ pub struct Outcome {
     pub how: &'static str,
     /// Its exit code, when it exited.
     pub exit_code: Option<i32>,
+    /// The signal that ended it (`SIGSEGV`, `SIGKILL`), or, when it was `interrupted`, the
+    /// one mldebug received (`SIGINT`, `SIGTERM`).
+    pub signal: Option<String>,
     /// Wall time, seconds.
     pub seconds: f64,
+    /// Why `--trace` could not be kept, when it could not (the report is whole all the same).
+    pub trace_error: Option<String>,
+}
+
+/// What the report says of the command line: the command, the steps watched, the trace kept.
+#[derive(Debug, Clone)]
+pub struct Asked<'a> {
+    /// The command as typed after `--`.
+    pub argv: &'a [String],
+    /// `--steps`.
+    pub steps: u64,
+    /// Where the trace was kept, if it was.
+    pub trace: Option<&'a std::path::Path>,
+    /// Why it could not be kept.
+    pub trace_error: Option<String>,
 }
 
 /// One process watched.
@@ -63,13 +80,13 @@ pub struct ProcessSummary {
 }
 
 /// The report of one run.
-pub fn build(args: &Args, processes: &[Process], ended: &Ended, catalog: &Catalog) -> Report {
+pub fn build(asked: Asked, processes: &[Process], ended: &Ended, catalog: &Catalog) -> Report {
     let stopped = processes
         .iter()
         .any(|p| p.end.as_ref().is_some_and(|e| e.reason == "steps"));
     let how = if ended.timed_out {
         "timed_out"
-    } else if ended.interrupted {
+    } else if ended.interrupted.is_some() {
         "interrupted"
     } else if ended.status.is_some_and(|s| !s.success()) {
         "failed"
@@ -78,15 +95,23 @@ pub fn build(args: &Args, processes: &[Process], ended: &Ended, catalog: &Catalo
     } else {
         "exited"
     };
-    let run = trace_report::build(&args.command.join(" "), "mldebug run", processes, catalog);
+    let run = trace_report::build(&asked.argv.join(" "), "mldebug run", processes, catalog);
     let counts = trace_report::count(&run);
+    let signal = ended
+        .interrupted
+        .or_else(|| ended.status.and_then(crate::child_process::signal_of))
+        .map(|s| {
+            crate::child_process::signal_name(s).map_or_else(|| format!("signal {s}"), Into::into)
+        });
     Report {
-        argv: args.command.clone(),
-        steps_limit: args.steps,
+        argv: asked.argv.to_vec(),
+        steps_limit: asked.steps,
         outcome: Outcome {
             how,
             exit_code: ended.status.and_then(|s| s.code()),
+            signal,
             seconds: ended.elapsed.as_secs_f64(),
+            trace_error: asked.trace_error,
         },
         processes: processes
             .iter()
@@ -102,7 +127,7 @@ pub fn build(args: &Args, processes: &[Process], ended: &Ended, catalog: &Catalo
                 data_wait_share: p.data_wait_share(),
             })
             .collect(),
-        trace: args.trace.as_ref().map(|t| t.display().to_string()),
+        trace: asked.trace.map(|t| t.display().to_string()),
         run,
         counts,
     }

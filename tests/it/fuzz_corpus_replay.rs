@@ -468,6 +468,45 @@ fn seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     );
     add("text_log", "seed-zeros.log", &[0u8; 4096]);
 
+    // Run traces: whole, after a byte-order mark, cut mid-line, with numbers past every integer
+    // type, and lines far longer than a record.
+    let trace = "{\"kind\": \"start\", \"trace\": 1, \"pid\": 7, \"rank\": 0}\n\
+        {\"kind\": \"model\", \"model\": 0, \"class\": \"Net\", \"parameters\": 10, \"trainable\": 10}\n\
+        {\"kind\": \"optimizer\", \"optimizer\": 0, \"class\": \"SGD\", \"numel\": 10, \"in_models\": 10}\n\
+        {\"kind\": \"step\", \"step\": 1, \"loss\": 2.5, \"grad_norm\": 1.0, \"changed\": 2, \"checked\": 2}\n\
+        {\"kind\": \"step\", \"step\": 2, \"loss\": \"NaN\", \"grad_norm\": \"inf\"}\n\
+        {\"kind\": \"end\", \"reason\": \"steps\", \"steps\": 2}\n";
+    add("run_trace", "valid-trace.jsonl", trace.as_bytes());
+    add(
+        "run_trace",
+        "seed-bom.jsonl",
+        format!("\u{feff}{trace}").as_bytes(),
+    );
+    add(
+        "run_trace",
+        "valid-cut.jsonl",
+        &trace.as_bytes()[..trace.len() - 12],
+    );
+    add(
+        "run_trace",
+        "seed-huge-numbers.jsonl",
+        trace
+            .replace("\"step\": 2,", "\"step\": 9223372036854775808,")
+            .replace("\"pid\": 7", "\"pid\": 18446744073709551616")
+            .replace("2.5", "1e400")
+            .as_bytes(),
+    );
+    add(
+        "run_trace",
+        "seed-long-line.jsonl",
+        format!(
+            "{}{{\"kind\": \"step\", \"step\": 3, \"x\": \"{}\"}}\n",
+            trace,
+            "a".repeat(5 << 20)
+        )
+        .as_bytes(),
+    );
+
     let pieces = |p: &[&[u8]]| records(&p.iter().map(|x| x.to_vec()).collect::<Vec<_>>());
     let jsonl = mldebug::fuzzing::TO_JSONL;
     let rewrite = mldebug::fuzzing::REWRITE;

@@ -234,6 +234,8 @@ fn the_time_limit_ends_the_whole_program_and_judges_the_steps_so_far() {
             elapsed < Duration::from_secs(timeout + 30),
             "{elapsed:?} with --timeout {timeout}"
         );
+        // A run that reached its limit is told from a clean one by its exit code.
+        assert_eq!(out.status.code(), Some(124));
         let d = doc(&out);
         let stepped = d["processes"][0]["steps"] == 5;
         (d, stepped)

@@ -283,6 +283,11 @@ pub struct Finding {
     /// Further lines a person reads (names, frames), at most [`MAX_DETAILS`].
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub details: Vec<String>,
+    /// Hypotheses of the symptom's PLAYBOOK row that what was measured rules out, each named
+    /// by a phrase of its text (`num_workers=0` for a loader that has workers): the report
+    /// leaves them out.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ruled_out: Vec<String>,
 }
 
 /// `[("a", 1.0)]` written as the JSON object `{"a": 1.0}`, in the detector's order.
@@ -318,6 +323,7 @@ impl Finding {
             location: None,
             ranks: Vec::new(),
             details: Vec::new(),
+            ruled_out: Vec::new(),
         }
     }
 
@@ -332,6 +338,12 @@ impl Finding {
         self.ranks = ranks.into_iter().collect();
         self.ranks.sort_unstable();
         self.ranks.dedup();
+        self
+    }
+
+    /// Rules out the PLAYBOOK row's hypotheses whose text holds `phrase`.
+    pub fn rules_out(mut self, phrase: &str) -> Finding {
+        self.ruled_out.push(phrase.to_string());
         self
     }
 

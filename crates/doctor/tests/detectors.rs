@@ -104,6 +104,47 @@ fn a_loss_that_rises_for_good_is_diverging() {
 }
 
 #[test]
+fn a_loss_below_zero_that_returns_to_zero_is_not_diverging_and_one_that_blows_up_is() {
+    for seed in 0..SEEDS {
+        // A policy-gradient surrogate: it falls below zero, then returns to 0 as the policy
+        // settles (the returns keep rising meanwhile).
+        let settles = run(seed, |k, i, v| {
+            if k == "loss" {
+                let p = i as f64 / STEPS as f64;
+                -1.2 * (p * 12.0).min(1.0) * (-4.0 * p).exp() + 0.02 * (v - 0.6)
+            } else {
+                v
+            }
+        });
+        let f = findings(&settles);
+        assert!(
+            !f.iter().any(|x| x.symptom == Symptom::LossDiverging),
+            "seed {seed}: {f:#?}"
+        );
+        // The same loss blowing up far past zero is still found.
+        let blows_up = run(seed, |k, i, v| {
+            if k == "loss" {
+                let p = i as f64 / STEPS as f64;
+                let base = -1.2 * (p * 12.0).min(1.0) * (-4.0 * p).exp() + 0.02 * (v - 0.6);
+                if i > 600 {
+                    base + 0.05 * (i - 600) as f64
+                } else {
+                    base
+                }
+            } else {
+                v
+            }
+        });
+        let f = findings(&blows_up);
+        assert!(
+            f.iter()
+                .any(|x| x.symptom == Symptom::LossDiverging && x.severity >= Severity::Warn),
+            "seed {seed}: {f:#?}"
+        );
+    }
+}
+
+#[test]
 fn a_flat_loss_is_stuck_and_a_zero_loss_is_zero() {
     for seed in 0..SEEDS {
         let h = run(seed, |k, _, v| {

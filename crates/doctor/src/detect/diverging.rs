@@ -38,6 +38,13 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     if !(rise > DIVERGE_MIN_RISE * low.abs() && rise > DIVERGE_MIN_SIGMAS * sigma) {
         return;
     }
+    // A loss that goes below zero has no zero to measure a rise against: a policy-gradient
+    // surrogate (−log π · advantage) falls and then returns to 0 as the policy settles, a
+    // Gaussian likelihood or an ELBO drifts by its own constants. Such a loss diverges only
+    // once it ends above zero by more than it ever was below it.
+    if low < 0.0 && end <= low.abs() {
+        return;
+    }
     // The rise begins where the trend leaves its lowest level by more than its noise.
     let leave = low + (DIVERGE_MIN_SIGMAS * sigma).min(0.25 * rise);
     let Some(onset) = (m..t.len()).find(|&i| t.level[i] > leave) else {
@@ -49,7 +56,9 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
         return;
     }
     let lost_all = end >= start;
-    let severity = if lost_all || rise >= low.abs() {
+    let severity = if low < 0.0 {
+        Severity::Warn
+    } else if lost_all || rise >= low.abs() {
         Severity::Fail
     } else {
         Severity::Warn

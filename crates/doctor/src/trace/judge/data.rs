@@ -22,9 +22,14 @@ const IMBALANCE: f64 = 10.0;
 const MIN_TARGETS: u64 = 100;
 /// A loop waiting this share of its step time or more on the loader is input-bound …
 const WAIT_SHARE: f64 = 0.5;
-/// … once the first steps (worker start-up) are left out, and over at least this many steps.
+/// … once the first steps (worker start-up) are left out, and over at least this many steps …
 const WAIT_SKIP: usize = 3;
 const WAIT_MIN_STEPS: usize = 5;
+/// … and only when the mean wait is at least this many seconds a step. Below it the wait is
+/// the fixed cost of fetching any batch (a hop through the workers' queue, collation, a copy
+/// into the step's tensors: about a millisecond), which no loader setting removes: a toy step
+/// of 3 ms that waits 2 ms for its batch has nothing to gain.
+const WAIT_FLOOR_S: f64 = 0.010;
 
 pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
     overlap(p, out);
@@ -280,27 +285,43 @@ fn waiting(p: &Process, out: &mut Vec<Finding>) {
     }
     let wait: f64 = steps.iter().filter_map(|s| s.data_wait_s).sum();
     let total: f64 = steps.iter().filter_map(|s| s.step_s).sum();
-    if total <= 0.0 || wait < WAIT_SHARE * total {
+    let per_step = wait / steps.len() as f64;
+    if total <= 0.0 || wait < WAIT_SHARE * total || per_step < WAIT_FLOOR_S {
         return;
     }
-    let site = p.loaders.first().and_then(|l| l.location.clone());
-    out.push(
-        Finding::new(
-            Symptom::DataWait,
-            Severity::Warn,
-            "data",
-            steps[0].step as f64,
-        )
-        .summary(format!(
-            "the loop spends {} of each step waiting for the data loader ({:.3} s of {:.3} s \
-                 per step): the input pipeline, not the model, sets the speed (more workers, \
-                 pin_memory, lighter transforms)",
-            pct(wait / total),
-            wait / steps.len() as f64,
-            total / steps.len() as f64
-        ))
-        .number("wait_share", wait / total)
-        .number("steps", steps.len() as f64)
-        .at(site),
-    );
+    let loader = p.loaders.first();
+    let workers = loader.and_then(|l| l.num_workers);
+    // What fits the loader as it was set up: a loader with workers is not short of them by
+    // default, and one without has an obvious first remedy.
+    let why = match workers {
+        Some(0) => "it prepares every batch inside the training process (num_workers=0): give it                     worker processes, or do the per-sample work once ahead of time"
+            .to_string(),
+        Some(n) => format!(
+            "its {n} worker process{} do not keep up: per-sample work (decoding, tokenising,              augmenting) too heavy for them, slow storage, or too few workers for that work;              time one __getitem__, cache what repeats, then add workers",
+            if n == 1 { "" } else { "es" }
+        ),
+        None => "more workers, pin_memory, lighter transforms".to_string(),
+    };
+    let mut finding = Finding::new(
+        Symptom::DataWait,
+        Severity::Warn,
+        "data",
+        steps[0].step as f64,
+    )
+    .summary(format!(
+        "the loop spends {} of each step waiting for the data loader ({:.3} s of {:.3} s per \
+         step): the input pipeline, not the model, sets the speed ({why})",
+        pct(wait / total),
+        per_step,
+        total / steps.len() as f64
+    ))
+    .number("wait_share", wait / total)
+    .number("wait_per_step_s", per_step)
+    .number("steps", steps.len() as f64)
+    .number("num_workers", workers.map_or(f64::NAN, |w| w as f64))
+    .at(loader.and_then(|l| l.location.clone()));
+    if workers.is_some_and(|w| w > 0) {
+        finding = finding.rules_out("num_workers=0");
+    }
+    out.push(finding);
 }

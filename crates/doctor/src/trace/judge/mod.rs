@@ -165,7 +165,11 @@ pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_data_wait;
+#[cfg(test)]
 mod tests_memory_estimate;
+#[cfg(test)]
+mod tests_mode;
 #[cfg(test)]
 mod tests_ranks;
 #[cfg(test)]

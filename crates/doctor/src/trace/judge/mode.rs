@@ -95,6 +95,15 @@ fn train_in_eval(p: &Process, out: &mut Vec<Finding>) {
         .number("steps", known.len() as f64)
         .number("dropout_layers", dropout as f64)
         .number("batchnorm_layers", bn as f64)
-        .at(model.and_then(|m| m.location.clone())),
+        .at(training_forward_in_eval(p).or_else(|| model.and_then(|m| m.location.clone()))),
     );
+}
+
+/// Where the first training forward in eval mode ran (the forward whose backward followed), as
+/// the probes recorded it: not the model's first forward, which may be an evaluation.
+fn training_forward_in_eval(p: &Process) -> Option<String> {
+    p.modes
+        .iter()
+        .find(|m| m.event == "train_step_in_eval")
+        .and_then(|m| m.location.clone())
 }

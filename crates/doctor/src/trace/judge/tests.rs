@@ -220,7 +220,8 @@ fn data_findings() {
     );
     fails_with(&r, Symptom::ClassImbalance, Severity::Warn);
     let mut r = clean(12);
-    set(&mut r, "step", |_| true, "data_wait_s", json!(0.009));
+    set(&mut r, "step", |_| true, "step_s", json!(0.05));
+    set(&mut r, "step", |_| true, "data_wait_s", json!(0.045));
     fails_with(&r, Symptom::DataWait, Severity::Warn);
 }
 
