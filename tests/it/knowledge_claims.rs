@@ -1509,3 +1509,611 @@ fn in_pytorch_a_kept_loss_holds_nothing_a_kept_output_holds_its_graph() {
         "held 480.6 MB of saved tensors, 50 losses kept after backward none",
     );
 }
+
+// ---------------------------------------------------------------------------------------------
+// Round 4: packing, the NCCL barrier, the k-ahead entropy, the smaller corrections, and the
+// PyTorch lessons' rows.
+
+/// Units that say restarting position ids keeps packed documents apart without naming the
+/// attention path that does it (only FlashAttention's variable-length path, or a mask told the
+/// boundaries, isolates them; the rotary positions alone restart).
+fn position_ids_said_to_isolate(text: &str) -> Vec<String> {
+    units(text)
+        .into_iter()
+        .filter(|u| {
+            u.contains("position id")
+                && any(
+                    u,
+                    &[
+                        "from attending",
+                        "keeps each document",
+                        "keep each document",
+                        "isolate",
+                        "see each other",
+                    ],
+                )
+                && !any(u, &["flash", "rotary", "block-diagonal"])
+        })
+        .collect()
+}
+
+/// Units that offer `monitored_barrier` without saying it needs the gloo backend.
+fn barrier_without_gloo(text: &str) -> Vec<String> {
+    units(text)
+        .into_iter()
+        .filter(|u| u.contains("monitored_barrier") && !u.contains("gloo"))
+        .collect()
+}
+
+/// Units that use the entropy of the token two ahead as a rule for a double shift, rather than
+/// as an upper bound and a hint.
+fn k2_entropy_as_a_rule(text: &str) -> Vec<String> {
+    units(text)
+        .into_iter()
+        .filter(|u| {
+            u.contains("above what even a bigram")
+                || u.contains("above what a bigram model reaches")
+                || (u.contains("stalls near the k = 2 figure") && !u.contains("hint"))
+                || (u.contains("plateaus near the entropy of the token two ahead"))
+        })
+        .collect()
+}
+
+/// Units that put the floor of softmax-before-cross-entropy at ln C.
+fn double_softmax_stalls_at_ln_c(text: &str) -> Vec<String> {
+    units(text)
+        .into_iter()
+        .filter(|u| {
+            u.contains("softmax")
+                && any(
+                    u,
+                    &[
+                        "stalls near ln c",
+                        "stalls the loss near ln c",
+                        "stalls at ln c",
+                    ],
+                )
+                && !u.contains("ln(1")
+        })
+        .collect()
+}
+
+/// Units that name a tiny clip as what stops the optimizer without limiting it to SGD, or a
+/// detached loss as a silent cause.
+fn tiny_clip_or_detached_silent(text: &str) -> Vec<String> {
+    units(text)
+        .into_iter()
+        .filter(|u| {
+            (u.contains("clipped to a tiny norm") && !u.contains("sgd"))
+                || u.contains("`none` because the loss is detached")
+        })
+        .collect()
+}
+
+/// Units that make 0 the usual loss of an all-ignored batch ("exactly 0, or NaN where ...").
+fn all_ignored_is_zero(text: &str) -> Vec<String> {
+    units(text)
+        .into_iter()
+        .filter(|u| u.contains("exactly 0, or nan"))
+        .collect()
+}
+
+const OLD_WORDING_3: &str = "\
+similar length, or pack several documents into one row with a mask (or reset position ids) that
+keeps each document from attending to the others. The peak is set by the longest batch.
+
+instead of waiting on it. `torch.distributed.monitored_barrier()` names the rank that does not arrive, and a stack dump.
+
+| Loss falls, then stalls well above {#loss-plateau-high} | labels shifted twice: the plateau sits near the entropy of the token two ahead, above what a bigram model reaches; too little capacity | x |
+
+| Labels shifted twice {#labels-shifted-twice} | a collate. The loss falls, then plateaus near the entropy of the token two ahead, above what even a bigram model reaches for the next token | x |
+
+prefix should end below the k = 1 figure; a loss that stalls near the k = 2 figure while the k = 1 figure is far lower is being trained on the token two ahead.
+
+| Probabilities passed to `cross_entropy` {#softmax-before-loss} | the model ends in `nn.Softmax`: the gradient flattens and the loss stalls near ln C; a model output | x |
+
+| The optimizer steps, but nothing changes {#step-changes-nothing} | a learning rate of 0; gradients clipped to a tiny norm; every gradient `None` because the loss is detached; a `zero_grad` | x |
+
+  every answer off. The loss is exactly 0, or NaN where the mean divides by zero tokens.
+";
+
+#[test]
+fn round_four_rules_catch_the_old_wording_and_pass_the_catalog() {
+    assert_eq!(position_ids_said_to_isolate(OLD_WORDING_3).len(), 1);
+    assert_eq!(barrier_without_gloo(OLD_WORDING_3).len(), 1);
+    assert_eq!(k2_entropy_as_a_rule(OLD_WORDING_3).len(), 3);
+    assert_eq!(double_softmax_stalls_at_ln_c(OLD_WORDING_3).len(), 1);
+    assert_eq!(tiny_clip_or_detached_silent(OLD_WORDING_3).len(), 2);
+    assert_eq!(all_ignored_is_zero(OLD_WORDING_3).len(), 1);
+    for (file, text) in markdown_files() {
+        for (rule, bad) in [
+            (
+                "restarting position ids isolates documents only on FlashAttention's varlen path or with a mask told the boundaries",
+                position_ids_said_to_isolate(&text),
+            ),
+            (
+                "monitored_barrier is implemented for gloo only",
+                barrier_without_gloo(&text),
+            ),
+            (
+                "the k = 2 entropy bounds a twice-shifted loss from above; the recompute decides",
+                k2_entropy_as_a_rule(&text),
+            ),
+            (
+                "softmax before cross_entropy stalls at ln(1 + (C − 1)/e), not ln C",
+                double_softmax_stalls_at_ln_c(&text),
+            ),
+            (
+                "a tiny clip stops SGD only, and a detached loss raises",
+                tiny_clip_or_detached_silent(&text),
+            ),
+            (
+                "an all-ignored batch is NaN in PyTorch and transformers",
+                all_ignored_is_zero(&text),
+            ),
+        ] {
+            assert!(bad.is_empty(), "{file}: {rule}:\n{bad:#?}");
+        }
+    }
+}
+
+/// Conditional entropy H(next | context) in nats, from (context, next) pairs counted exactly.
+fn conditional_entropy<K: std::hash::Hash + Eq + Clone>(pairs: &[(K, u64)]) -> f64 {
+    use std::collections::HashMap;
+    let mut joint: HashMap<(K, u64), f64> = HashMap::new();
+    let mut marginal: HashMap<K, f64> = HashMap::new();
+    for (c, x) in pairs {
+        *joint.entry((c.clone(), *x)).or_default() += 1.0;
+        *marginal.entry(c.clone()).or_default() += 1.0;
+    }
+    let n = pairs.len() as f64;
+    let h = |counts: &mut dyn Iterator<Item = f64>| -> f64 {
+        counts.map(|k| -(k / n) * (k / n).ln()).sum()
+    };
+    h(&mut joint.values().copied()) - h(&mut marginal.values().copied())
+}
+
+#[test]
+fn the_k_ahead_entropy_only_bounds_a_twice_shifted_loss() {
+    // Rows that repeat a random triple (a b c a b c ...): the next token is unpredictable from
+    // the current one, and so is the token two ahead, but the prefix fixes the token two ahead
+    // (it is the token one before the current one).
+    const VOCAB: u64 = 8;
+    let mut rng = mldebug_text::rng::Rng::new(11);
+    let rows: Vec<Vec<u64>> = (0..4000)
+        .map(|_| {
+            let triple: Vec<u64> = (0..3).map(|_| rng.below(VOCAB)).collect();
+            (0..30).map(|i| triple[i % 3]).collect()
+        })
+        .collect();
+    let (mut k1, mut k2, mut prefix2) = (Vec::new(), Vec::new(), Vec::new());
+    for r in &rows {
+        for t in 1..r.len() - 2 {
+            k1.push((r[t], r[t + 1]));
+            k2.push((r[t], r[t + 2]));
+            prefix2.push(((r[t - 1], r[t]), r[t + 2]));
+        }
+    }
+    let (h1, h2, h_prefix) = (
+        conditional_entropy(&k1),
+        conditional_entropy(&k2),
+        conditional_entropy(&prefix2),
+    );
+    // The k = 1 (bigram) and k = 2 figures are high; a model that reads two tokens of the prefix
+    // predicts the token two ahead exactly: below both.
+    assert!(h1 > 1.5 && h2 > 1.5, "h1 {h1} h2 {h2}");
+    assert!(h_prefix.abs() < 1e-9 && h_prefix < h2 && h_prefix < h1);
+    // Conditioning on more of the prefix never raises the entropy: the k = 2 figure is an upper
+    // bound of the twice-shifted model's best loss, no more.
+    assert!(h_prefix <= h2 + 1e-12);
+    let torch_md = flat("refs/torch.md");
+    says(&torch_md, "refs/torch.md", "That figure bounds from above");
+    says(&torch_md, "refs/torch.md", "The recompute in 1 decides");
+    let playbook = flat("PLAYBOOK.md");
+    says(
+        &playbook,
+        "PLAYBOOK.md",
+        "it bounds the twice-shifted loss from above only",
+    );
+    says(
+        &playbook,
+        "PLAYBOOK.md",
+        "the alignment check decides by recomputing the loss against an explicit alignment",
+    );
+}
+
+/// Cross-entropy of `logits` against class 0.
+fn cross_entropy_class0(logits: &[f64]) -> f64 {
+    let lse = logits.iter().map(|z| z.exp()).sum::<f64>().ln();
+    lse - logits[0]
+}
+
+#[test]
+fn softmax_before_cross_entropy_stalls_a_nat_under_ln_c() {
+    let e = std::f64::consts::E;
+    let floor = |c: usize| (1.0 + (c as f64 - 1.0) / e).ln();
+    let mut rng = mldebug_text::rng::Rng::new(3);
+    for c in [2usize, 10, 1000] {
+        // A one-hot probability vector read as logits reaches the floor...
+        let mut onehot = vec![0.0; c];
+        onehot[0] = 1.0;
+        assert!((cross_entropy_class0(&onehot) - floor(c)).abs() < 1e-12);
+        // ...and no probability vector goes below it.
+        for _ in 0..2000 {
+            let w: Vec<f64> = (0..c).map(|_| -rng.uniform().max(1e-300).ln()).collect();
+            let s: f64 = w.iter().sum();
+            let p: Vec<f64> = w.iter().map(|x| x / s).collect();
+            assert!(cross_entropy_class0(&p) >= floor(c) - 1e-12);
+        }
+    }
+    // About one nat under ln C for many classes.
+    let gap = |c: usize| (c as f64).ln() - floor(c);
+    assert!((gap(1_000_000) - 1.0).abs() < 1e-3 && gap(10) < 1.0);
+    let printed = format!(
+        "({:.2} against ln 10 = {:.2} for 10 classes)",
+        floor(10),
+        10f64.ln()
+    );
+    says(&flat("PLAYBOOK.md"), "PLAYBOOK.md", &printed);
+    for file in [
+        "PLAYBOOK.md",
+        "refs/static_analysis.md",
+        "refs/diagnostics.md",
+    ] {
+        says(&flat(file), file, "ln(1 + (C − 1)/e)");
+    }
+}
+
+/// The raw PLAYBOOK.md line of the row `{#id}`, whitespace collapsed, with its backticks (the
+/// parsed hypotheses and commands are split apart; prose in the checks cell is not kept).
+fn playbook_row(id: &str) -> String {
+    let text = read(&root().join("PLAYBOOK.md"));
+    let tag = format!("{{#{id}}}");
+    let line = text
+        .lines()
+        .find(|l| l.starts_with('|') && l.contains(&tag))
+        .unwrap_or_else(|| panic!("PLAYBOOK.md has no row {tag}"));
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[test]
+fn a_tiny_clip_stops_sgd_not_adam() {
+    // The first Adam step, bias-corrected: lr · m̂ / (√v̂ + ε) with m̂ = g and v̂ = g².
+    let (lr, eps) = (1e-3, 1e-8);
+    let adam = |g: f64| lr * g / (g.abs() + eps);
+    let sgd = |g: f64| lr * g;
+    let (g, clipped) = (1.0, 1e-4);
+    assert!(adam(clipped) / adam(g) > 0.99, "Adam's step barely moves");
+    assert!(
+        (sgd(clipped) / sgd(g) - 1e-4).abs() < 1e-12,
+        "SGD's shrinks with the clip"
+    );
+    let h = playbook_row("step-changes-nothing");
+    assert!(
+        h.contains("with SGD, gradients clipped to a tiny norm"),
+        "{h}"
+    );
+    assert!(
+        h.contains("does not require grad and does not have a grad_fn"),
+        "{h}"
+    );
+}
+
+#[test]
+fn a_clip_before_unscale_compares_scaled_gradients() {
+    // GradScaler's initial scale is 2^16 (PyTorch's `init_scale` default).
+    let scale = 2f64.powi(16);
+    let (true_norm, max_norm) = (2.0, 1.0);
+    let scaled = true_norm * scale;
+    let after = true_norm * (max_norm / scaled).min(1.0);
+    assert!(scaled > max_norm, "the clip fires on every step");
+    assert!((after - max_norm / scale).abs() < 1e-15);
+    let printed = format!("{} at the start", grouped(scale as u64));
+    says(&flat("refs/torch.md"), "refs/torch.md", &printed);
+    says(
+        &flat("PLAYBOOK.md"),
+        "PLAYBOOK.md",
+        &format!("({} at first)", grouped(scale as u64)),
+    );
+    // A missing scaler is not a sustained rise.
+    let h = playbook_row("loss-diverging");
+    assert!(
+        !h.contains("fp16 loss scaler switched off") && h.contains("not a rise that stays"),
+        "{h}"
+    );
+}
+
+#[test]
+fn an_extra_trainable_matrix_costs_its_gradient_and_moments() {
+    let weights = 32_000u64 * 4096;
+    let grads_and_moments = weights as f64 * (4.0 + 8.0);
+    let copy = weights as f64 * 4.0;
+    let doc = flat("refs/llm.md");
+    let f = "refs/llm.md";
+    says(
+        &doc,
+        f,
+        &format!(
+            "add {} (12 bytes for each of its {} weights)",
+            gb(grads_and_moments),
+            grouped(weights)
+        ),
+    );
+    says(
+        &doc,
+        f,
+        &format!("{} more, {} in all", gb(copy), gb(grads_and_moments + copy)),
+    );
+    assert!(!doc.contains("adds about 2.1 GB"));
+}
+
+#[test]
+fn the_pasted_memory_output_adds_up() {
+    use mldebug_memory::estimate::estimate;
+    use mldebug_memory::setup::{Attention, Method, Quant, Setup, Targets};
+    let path = root().join("crates/memory/tests/fixtures/configs/tinyllama-1.1b.json");
+    let shape = mldebug_memory::config::parse(&path, &read(&path)).unwrap();
+    let setup = Setup {
+        method: Method::Qlora,
+        quant: Quant::Nf4,
+        double_quant: false,
+        kbit_upcast: true,
+        lora_rank: 16,
+        lora_targets: Targets::Names(vec!["q_proj".into(), "v_proj".into()]),
+        batch: 1,
+        seq: 1200,
+        attention: Attention::Sdpa,
+        ..Setup::default()
+    };
+    let e = estimate(&shape, &setup.validate().unwrap()).unwrap();
+    let layers = TINYLLAMA.layers as f64 * e.layer_activations;
+    let final_norm = 2.0 * (CTX * TINYLLAMA.hidden) as f64 * 4.0;
+    let acts = e
+        .components
+        .iter()
+        .find(|c| c.name == "activations")
+        .unwrap()
+        .bytes;
+    assert!(
+        (acts - (layers + final_norm)).abs() < 1.0,
+        "{acts} vs {layers} + {final_norm}"
+    );
+    let doc = flat("refs/memory.md");
+    let f = "refs/memory.md";
+    says(
+        &doc,
+        f,
+        &format!(
+            "here 22 × {} = {} for the layers and {} for the final norm, {} in all",
+            mb(e.layer_activations),
+            gb(layers),
+            mb(final_norm),
+            gb(acts)
+        ),
+    );
+    says(
+        &doc,
+        f,
+        "`nf4` is the one 4-bit format `mldebug memory` models",
+    );
+    // The gap to the measurement, and the largest dequantised weight beside it.
+    let measured = 6.42e9;
+    let gap = measured - e.peak;
+    let biggest = (TINYLLAMA.hidden * TINYLLAMA.mlp) as f64 * 2.0;
+    assert!(biggest < 0.05 * gap);
+    says(&doc, f, &format!("measurement, {} short", gb(gap)));
+    says(
+        &doc,
+        f,
+        &format!("2048 × 5632 MLP matrix in bf16, is {}", mb(biggest)),
+    );
+    assert!(!doc.contains("are the likeliest rest"));
+    // Whitaker's talk has its address.
+    says(&doc, f, "<https://www.youtube.com/watch?v=-2ebSQROew4>");
+}
+
+#[test]
+fn distributed_notes_hold_the_smaller_corrections() {
+    let dist = flat("refs/distributed.md");
+    let f = "refs/distributed.md";
+    for what in [
+        "`NCCL_DEBUG=WARN` prints warnings and errors only",
+        "`TORCH_CPP_LOG_LEVEL=INFO`",
+        "dist.new_group(backend=\"gloo\")",
+        "`broadcast_buffers=True`, DDP's default",
+        "`torch.cuda.get_rng_state_all()`",
+        "`generator=`",
+        "RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one.",
+        "A layer *added* beside parameters that are all still used raises nothing",
+        "`NCCL_SOCKET_IFNAME`",
+        "over TCP",
+        "`average_tokens_across_devices`",
+    ] {
+        says(&dist, f, what);
+    }
+    assert!(!dist.contains("prints only errors"));
+    assert!(!dist.contains("BatchNorm statistics stay per rank unless"));
+    // The BatchNorm row and the notes agree on what DDP does with buffers.
+    assert!(
+        playbook_row("batchnorm-not-synced").contains("`broadcast_buffers=True`, DDP's default")
+    );
+    // No sampler and no set_epoch are two hypotheses, not one (`;` separates hypotheses).
+    assert!(playbook_row("distributed-differs").contains(
+        "every rank gets the same data (no `DistributedSampler`); each epoch repeats the first one's order (a `DistributedSampler` whose `set_epoch` is never called);"
+    ));
+    // Replaced raises, added is silent.
+    let h = playbook_row("grads-not-averaged");
+    assert!(
+        h.contains("(nothing is raised)")
+            && h.contains("raises `Expected to have finished reduction")
+    );
+    // The sync count is a lower bound; the resume row names the CUDA and loader generators.
+    assert!(playbook_row("host-syncs").contains("the count is a lower bound"));
+    assert!(playbook_row("resume-differs").contains("(CUDA's, and that of a `generator=`"));
+    // The A/A seed split is Henderson et al.'s design.
+    says(
+        &flat("refs/sweeps.md"),
+        "refs/sweeps.md",
+        "The design is Henderson et al.'s",
+    );
+    // `shift_labels=` skips the shift.
+    says(
+        &flat("refs/torch.md"),
+        "refs/torch.md",
+        "as `shift_labels=`",
+    );
+}
+
+#[test]
+fn padded_duplicates_and_token_means_under_ddp() {
+    // DistributedSampler with drop_last=False pads to a multiple of the ranks.
+    let (rows, ranks) = (1001u64, 4u64);
+    let share = rows.div_ceil(ranks);
+    let duplicates = share * ranks - rows;
+    says(
+        &flat("refs/distributed.md"),
+        "refs/distributed.md",
+        &format!(
+            "{} rows on {ranks} ranks become {ranks} shares of {share}, so {duplicates} rows are counted twice",
+            grouped(rows)
+        ),
+    );
+    // A mean of per-rank token means differs from the token mean; no_sync is linear and does not.
+    let ranks_tokens: [(f64, f64); 2] = [(10.0, 1.0), (30.0, 3.0)]; // (tokens, per-token loss)
+    let mean_of_means = ranks_tokens.iter().map(|(_, l)| l).sum::<f64>() / 2.0;
+    let global: f64 = ranks_tokens.iter().map(|(n, l)| n * l).sum::<f64>()
+        / ranks_tokens.iter().map(|(n, _)| n).sum::<f64>();
+    assert!((mean_of_means - global).abs() > 0.4);
+    let micro = [[1.0, 2.0], [3.0, 5.0]]; // [rank][micro-batch] gradients
+    let every_step: f64 = (0..2).map(|m| (micro[0][m] + micro[1][m]) / 2.0).sum();
+    let at_the_end: f64 = (micro[0][0] + micro[0][1] + micro[1][0] + micro[1][1]) / 2.0;
+    assert_eq!(every_step, at_the_end);
+    says(
+        &flat("refs/llm.md"),
+        "refs/llm.md",
+        "`no_sync()` saves communication only",
+    );
+}
+
+/// The rows added for the PyTorch lessons: each in the symptom table (so triage reaches it),
+/// with hypotheses, an entry to show and the manual check a user can run today.
+#[test]
+fn the_pytorch_lesson_rows_name_their_manual_checks() {
+    let c = catalog_on_disk();
+    let entries: Vec<&str> = c.entries.iter().map(|e| e.id.as_str()).collect();
+    for (id, entry, check) in [
+        (
+            "weights-partly-loaded",
+            "partial-weight-load",
+            "missing_keys",
+        ),
+        ("eos-never-learned", "pad-eos-never-stops", "attended"),
+        (
+            "device-side-assert",
+            "device-side-assert",
+            "CUDA_LAUNCH_BLOCKING=1",
+        ),
+        ("amp-scaler-misuse", "amp-plumbing", "after `unscale_`"),
+        (
+            "ddp-unused-parameters",
+            "ddp-errors",
+            "TORCH_DISTRIBUTED_DEBUG=DETAIL",
+        ),
+        (
+            "nan-which-layer",
+            "pytorch-nan-localisers",
+            "set_detect_anomaly(True)",
+        ),
+        (
+            "not-reproducible",
+            "pytorch-determinism",
+            "use_deterministic_algorithms(True)",
+        ),
+        ("ddp-metric-wrong", "ddp-metrics", "len(dataset)"),
+        (
+            "weight-decay-misapplied",
+            "weight-decay-groups",
+            "param group's `weight_decay`",
+        ),
+        (
+            "compile-only-bug",
+            "torch-compile-debugging",
+            "backend=\"eager\"",
+        ),
+    ] {
+        let row = c
+            .symptoms
+            .iter()
+            .find(|s| s.id == id)
+            .unwrap_or_else(|| panic!("symptom row {id}"));
+        assert!(row.hypotheses.len() >= 3, "{id}: {:?}", row.hypotheses);
+        let commands = row.commands.join(" ");
+        assert!(
+            commands.contains(&format!("mldebug show {entry}")),
+            "{id}: {commands}"
+        );
+        assert!(entries.contains(&entry), "{id}: no entry {entry}");
+        let line = playbook_row(id);
+        assert!(line.contains(check), "{id} should name `{check}`: {line}");
+    }
+}
+
+/// PyTorch and transformers measured: an all-ignored batch is NaN in both losses; packed
+/// documents with restarting position ids mix under SDPA and eager attention when an all-ones
+/// mask is passed or a cache is built, and are kept apart when neither is.
+const PACKING_SCRIPT: &str = r#"
+import torch, warnings
+warnings.filterwarnings("ignore")
+import torch.nn.functional as F
+from transformers import LlamaConfig, AutoModelForCausalLM
+from transformers.loss.loss_utils import ForCausalLMLoss
+from transformers.utils import logging
+logging.set_verbosity_error()
+torch.manual_seed(0)
+logits = torch.randn(2, 5, 11)
+labels = torch.full((2, 5), -100)
+print(F.cross_entropy(logits.reshape(-1, 11), labels.reshape(-1)).item())
+print(ForCausalLMLoss(logits, labels, vocab_size=11).item())
+cfg = LlamaConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                  num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+a = torch.tensor([[5, 6, 7, 8, 9, 10, 11, 12]])
+b = a.clone(); b[0, 1] = 40
+pos = torch.tensor([[0, 1, 2, 3, 0, 1, 2, 3]])
+ones = torch.ones_like(a)
+for impl in ("sdpa", "eager"):
+    m = AutoModelForCausalLM.from_config(cfg, attn_implementation=impl).eval()
+    def second(ids, **kw):
+        with torch.no_grad():
+            return m(input_ids=ids, position_ids=pos, **kw).logits[0, 4:]
+    print((second(a, attention_mask=ones, use_cache=False) - second(b, attention_mask=ones, use_cache=False)).abs().max().item())
+    print((second(a) - second(b)).abs().max().item())
+    print((second(a, use_cache=False) - second(b, use_cache=False)).abs().max().item())
+"#;
+
+#[test]
+fn packed_documents_mix_unless_the_attention_knows_the_boundaries() {
+    let v = python_numbers(PACKING_SCRIPT);
+    assert_eq!(v.len(), 8, "{v:?}");
+    assert!(
+        v[0].is_nan() && v[1].is_nan(),
+        "an all-ignored batch: {v:?}"
+    );
+    for k in [0, 1] {
+        let (ones_mask, cache, neither) = (v[2 + 3 * k], v[3 + 3 * k], v[4 + 3 * k]);
+        assert!(ones_mask > 1e-4 && cache > 1e-4, "{v:?}");
+        assert_eq!(neither, 0.0, "{v:?}");
+    }
+    let memory = flat("refs/memory.md");
+    says(
+        &memory,
+        "refs/memory.md",
+        "restarts only the rotary positions",
+    );
+    says(
+        &memory,
+        "refs/memory.md",
+        "only when no 2D attention mask is passed and no key-value cache is built",
+    );
+    assert!(playbook_row("labels-all-ignored")
+        .contains("NaN in PyTorch's `cross_entropy` and in transformers' causal-LM loss"));
+}
