@@ -163,6 +163,11 @@ fn a_timeout_is_exit_124_with_the_report() {
     assert_eq!(out.status.code(), Some(124), "{}", stderr(&out));
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["outcome"]["how"], "timed_out");
+    // Nothing traced says only what is known: no process built a model or an optimizer (not
+    // that none imported torch, which a run timed out during the import did).
+    let text = doc["findings"].to_string();
+    assert!(text.contains("no process built a model or an optimizer"), "{text}");
+    assert!(!text.contains("imported torch"), "{text}");
 }
 
 /// `mldebug run -- sh -c SCRIPT`, started in the background.
