@@ -55,6 +55,12 @@ class HandWritten(unittest.TestCase):
         self.assertEqual(len(steps(records)), 5)
         self.assertEqual((records[-1]["reason"], records[-1]["steps"]), ("steps", 5))
 
+    def test_an_optimizer_built_after_hand_written_steps_takes_over_the_count(self):
+        records = trace_of(STYLES, "--style", "hand_then_sgd", "--iterations", "20", limit=6)
+        self.assertEqual([r["step"] for r in steps(records, 0)], [1, 2, 3])
+        self.assertEqual([r["step"] for r in steps(records, 1)], [1, 2, 3])
+        self.assertEqual((records[-1]["reason"], records[-1]["steps"]), ("steps", 6))
+
     def test_gradients_reset_in_place_are_zeroed_and_never_reset_are_carried(self):
         for r in steps(trace_of(STYLES, "--style", "hand_inplace"))[1:]:
             self.assertEqual(r["grads_before_backward"], "zeroed", r)

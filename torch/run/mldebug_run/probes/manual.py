@@ -20,8 +20,9 @@ Gradients reset in place (`zero_grad(set_to_none=False)`, `p.grad.zero_()`) befo
 forward read as reset: at the boundary, a gradient written since the backward and now all zero
 counts as zeroed (probes/carried.py cannot see a write that precedes its own look).
 
-It never measures once an optimizer has been constructed (that optimizer's step does), and it
-never changes a parameter or a gradient.
+It never measures once an optimizer has been constructed (that optimizer's step does; one that
+first steps after hand-written steps takes over the step count, probes/optim.py), and it never
+changes a parameter or a gradient.
 """
 
 import sys

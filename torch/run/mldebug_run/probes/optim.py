@@ -136,6 +136,12 @@ def step_pre(opt, args, kwargs):
             st.open_trace(next((str(p.device) for p in tensors_of(opt)), None))
             if entry.index == 0:
                 _dist_record()
+            elif st.manual is not None and st.counted is None:
+                # Backwards before the program's first optimizer was built were taken for a
+                # hand-written update: from now on this optimizer's steps are the count.
+                st.counted = entry
+        if st.manual is not None:
+            st.manual.pending_pre = None  # an optimizer steps: no hand-written step is open
     except Exception as err:
         st.fail("steps", err)
         return
@@ -257,7 +263,7 @@ def step_done(entry):
     st = _state.STATE
     data.note_step()
     st.interval = _state.Interval(st.now())
-    if entry.index == 0:
+    if entry.index == 0 and st.counted is None or entry is st.counted:
         st.steps += 1  # records of this step are written; later ones lead to the next
         syncs.interval_started(st.step, _first_device())
         if st.limit and st.steps >= st.limit:
