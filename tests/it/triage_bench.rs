@@ -7,6 +7,9 @@
 //!   changed afterwards, so its later numbers are no longer a clean measure);
 //! - `tests/fixtures/triage_holdout2.tsv`: written after those changes and measured once
 //!   (70.4% top-1, 88.9% top-3) before a last round of general fixes.
+//! - `tests/fixtures/triage_holdout3.tsv`: phrasings for the ten rows added with the PyTorch
+//!   lessons (issue 41), written before those rows' wording was tuned on the benchmark and
+//!   measured once after (86.7% top-1, 96.7% top-3 over 30 phrasings).
 //!
 //! Both report top-1 and top-3 accuracy (`cargo test --test it triage_bench:: -- --nocapture`).
 //! The tuned set must reach at least 90% top-1 and 100% top-3; the held-out set is reported and
@@ -158,6 +161,7 @@ fn held_out_sets_generalise() {
     for path in [
         "tests/fixtures/triage_holdout.tsv",
         "tests/fixtures/triage_holdout2.tsv",
+        "tests/fixtures/triage_holdout3.tsv",
     ] {
         held_out(path);
     }
