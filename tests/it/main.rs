@@ -21,6 +21,10 @@ mod harness_support;
 #[path = "../torch/support.rs"]
 mod support;
 mod sweep_support;
+/// The run zoo's fixtures: which program, which key (shared with the live tier).
+#[allow(dead_code)]
+#[path = "../torch/zoo_fixtures.rs"]
+mod zoo_fixtures;
 
 mod before_all;
 mod catalog_dir_errors;
@@ -55,6 +59,7 @@ mod own_model_e2e;
 mod plot_ranges;
 mod report_json;
 mod run_trust;
+mod run_zoo_fixtures;
 mod skill_routes;
 mod source_layout;
 mod sweep_compare_cli;

@@ -166,7 +166,10 @@ fn a_timeout_is_exit_124_with_the_report() {
     // Nothing traced says only what is known: no process built a model or an optimizer (not
     // that none imported torch, which a run timed out during the import did).
     let text = doc["findings"].to_string();
-    assert!(text.contains("no process built a model or an optimizer"), "{text}");
+    assert!(
+        text.contains("no process built a model or an optimizer"),
+        "{text}"
+    );
     assert!(!text.contains("imported torch"), "{text}");
 }
 

@@ -9,3 +9,4 @@ mod run_cli;
 mod run_zoo;
 mod support;
 mod zoo;
+mod zoo_fixtures;

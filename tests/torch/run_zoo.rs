@@ -1,10 +1,17 @@
-//! The run zoo (`torch/run_zoo/manifest.json`): practitioners' training scripts, each bug with a
-//! fixed twin, watched by `mldebug run` over several seeds. A buggy script must be reported
-//! with the finding meant for it on every seed; a clean one (a fixed twin, or a clean script of
-//! another shape) must have no finding of severity fail on any seed.
+//! The run zoo's live tier (`torch/run_zoo/manifest.json`): practitioners' training scripts,
+//! each bug with a fixed twin, watched by `mldebug run`. A buggy script must be reported with
+//! the finding meant for it; a clean one (a fixed twin, or a clean script of another shape) must
+//! have no finding of severity fail.
+//!
+//! What is watched (see [`zoo_fixtures`]): by default, the programs whose committed fixture was
+//! watched under another key (the probes or the program changed: the test then fails until the
+//! fixtures are blessed with `MLDEBUG_BLESS=1`), and the [`SMOKE`] sample every time; with
+//! `MLDEBUG_TEST_FULL=1`, every program on every seed of [`SEEDS`]. Every fixture is judged
+//! without torch by the judge tier (`tests/it/run_zoo_fixtures.rs`).
 
 use super::cache;
 use super::support::{python, repo};
+use super::zoo_fixtures::{self, Entry};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -29,55 +36,62 @@ const MEASURED_BY: &[&str] = &[
 /// placed in one or the other.
 const NOT_MEASURED_BY: &[&str] = &["torch/run/tests", "torch/run/TRACE.md"];
 
-/// Seeds each script runs with: two in the suite (64 entries, a Python start each, on two
-/// cores; a rerun reuses the traces nothing changed, see [`cache`]); more seeds were run by
-/// hand (see the closing note of the run issue).
+/// Seeds each script runs with in the full tier (`MLDEBUG_TEST_FULL=1`); the fixtures and the
+/// default tier use [`zoo_fixtures::SEED`].
 const SEEDS: [u64; 2] = [0, 1];
+/// Programs watched live on every run, whatever their fixtures: each way a program is started
+/// must work on this machine (a plain script, `python -m`, `torchrun` with two ranks, a loop
+/// written with Accelerate).
+const SMOKE: &[&str] = &[
+    "mlp_classifier",
+    "textcls",
+    "ddp_sampler",
+    "clean_accelerate",
+];
 /// Scripts run at once. On two cores, three keep both busy while a script waits (a launcher
 /// starting its ranks, ranks meeting, a loader that sleeps): the zoo alone, uncached, took
 /// 456 s with three and 565 s with two.
 const WORKERS: usize = 3;
 
 struct Job {
-    name: String,
+    entry: Entry,
     command: Vec<String>,
-    steps: u64,
     seed: u64,
-    clean: bool,
-    expect: Vec<String>,
+    /// Its fixture was watched under another key: what is watched now should be blessed.
+    stale: bool,
+    /// Watched whatever is kept (the smoke sample).
+    live: bool,
 }
 
+impl Job {
+    fn of(entry: &Entry, seed: u64, stale: bool, live: bool) -> Job {
+        Job {
+            command: entry.command(seed),
+            entry: entry.clone(),
+            seed,
+            stale,
+            live,
+        }
+    }
+}
+
+/// What this run watches: see the module docs. `MLDEBUG_ZOO_ONLY=a,b` keeps the programs named
+/// (to bless or watch a few while working on them).
 fn jobs() -> Vec<Job> {
-    let text = std::fs::read_to_string(repo().join("torch/run_zoo/manifest.json"))
-        .expect("torch/run_zoo/manifest.json");
-    let entries: Vec<serde_json::Value> = serde_json::from_str(&text).expect("manifest is JSON");
+    let only: Option<Vec<String>> = std::env::var("MLDEBUG_ZOO_ONLY")
+        .ok()
+        .filter(|v| !v.is_empty())
+        .map(|v| v.split(',').map(|n| n.trim().to_string()).collect());
     let mut jobs = Vec::new();
-    for e in &entries {
-        let name = e["name"].as_str().expect("name").to_string();
-        let clean = e["clean"].as_bool().expect("clean");
-        let expect: Vec<String> = e["expect"]
-            .as_array()
-            .map(|a| a.iter().map(|x| x.as_str().unwrap().to_string()).collect())
-            .unwrap_or_default();
-        assert!(
-            clean == expect.is_empty(),
-            "{name}: a clean script expects nothing, a buggy one something"
-        );
-        for seed in SEEDS {
-            let command = e["command"]
-                .as_array()
-                .expect("command")
-                .iter()
-                .map(|w| w.as_str().unwrap().replace("{seed}", &seed.to_string()))
-                .collect();
-            jobs.push(Job {
-                name: name.clone(),
-                command,
-                steps: e["steps"].as_u64().unwrap_or(30),
-                seed,
-                clean,
-                expect: expect.clone(),
-            });
+    for e in zoo_fixtures::entries() {
+        if only.as_ref().is_some_and(|o| !o.contains(&e.name)) {
+            continue;
+        }
+        let stale = !e.is_current();
+        if zoo_fixtures::full() {
+            jobs.extend(SEEDS.iter().map(|&s| Job::of(&e, s, stale, true)));
+        } else if stale || SMOKE.contains(&e.name.as_str()) {
+            jobs.push(Job::of(&e, zoo_fixtures::SEED, stale, !stale));
         }
     }
     jobs
@@ -95,21 +109,28 @@ fn resolve(word: &str) -> String {
 
 /// Where this job's trace is kept: named by the job and a hash of everything it depends on.
 fn kept_trace(job: &Job, inputs: u64) -> PathBuf {
-    let key = format!("{inputs:016x} {} {} {:?}", job.steps, job.seed, job.command);
+    let key = format!(
+        "{inputs:016x} {} {} {:?}",
+        job.entry.steps, job.seed, job.command
+    );
     cache::dir("run-zoo").join(format!(
         "{}-seed{}-{:016x}.jsonl",
-        job.name,
+        job.entry.name,
         job.seed,
         mldebug_text::hash::fnv1a(key.as_bytes())
     ))
 }
 
-/// (symptom, severity) of every finding, and the document: the job watched by `mldebug run`,
-/// or its kept trace judged again by `mldebug doctor` when nothing it depends on changed.
-fn watch(job: &Job, inputs: u64) -> (Vec<(String, String)>, String) {
+/// (symptom, severity) of every finding, the document, and the trace when the run was judged
+/// to its end: the job watched by `mldebug run`, or its trace kept on this machine judged again
+/// by `mldebug doctor` when nothing it depends on changed (never for a [`Job::live`] job).
+type Watched = (Vec<(String, String)>, String, Option<Vec<u8>>);
+
+fn watch(job: &Job, inputs: u64) -> Watched {
     let kept = kept_trace(job, inputs);
-    if cache::enabled() && kept.is_file() {
-        return judge_again(job, &kept);
+    if !job.live && cache::enabled() && kept.is_file() {
+        let (findings, doc) = judge_again(job, &kept);
+        return (findings, doc, std::fs::read(&kept).ok());
     }
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let trace = scratch.path().join("trace.jsonl");
@@ -117,7 +138,7 @@ fn watch(job: &Job, inputs: u64) -> (Vec<(String, String)>, String) {
         "--json".to_string(),
         "run".into(),
         "--steps".into(),
-        job.steps.to_string(),
+        job.entry.steps.to_string(),
         "--timeout".into(),
         "300".into(),
         "--trace".into(),
@@ -136,10 +157,12 @@ fn watch(job: &Job, inputs: u64) -> (Vec<(String, String)>, String) {
     // Only a run judged to the end is kept (exit 0 or 1; stopped at the step limit, or ended
     // on its own): never one cut by the time limit or an error.
     let how = &doc["outcome"]["how"];
-    if matches!(out.status.code(), Some(0 | 1)) && (how == "stopped" || how == "exited") {
+    let whole = matches!(out.status.code(), Some(0 | 1)) && (how == "stopped" || how == "exited");
+    if whole {
         cache::keep(&trace, &kept);
     }
-    (findings, stdout)
+    let bytes = whole.then(|| std::fs::read(&trace).ok()).flatten();
+    (findings, stdout, bytes)
 }
 
 /// The kept trace judged by the binary under test.
@@ -164,7 +187,7 @@ fn findings_of(
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
         panic!(
             "{} seed {}: not JSON ({e}), exit {:?}\nstdout:\n{stdout}\nstderr:\n{}",
-            job.name,
+            job.entry.name,
             job.seed,
             out.status.code(),
             String::from_utf8_lossy(&out.stderr)
@@ -214,6 +237,7 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
     let problems = Mutex::new(Vec::<String>::new());
     let caught = Mutex::new(BTreeMap::<String, (usize, usize)>::new());
     let seconds = Mutex::new(Vec::<(f64, String)>::new());
+    let blessed = Mutex::new(Vec::<String>::new());
     std::thread::scope(|s| {
         for _ in 0..WORKERS {
             s.spawn(|| loop {
@@ -221,48 +245,51 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
                     break;
                 };
                 let started = std::time::Instant::now();
-                let (found, doc) = watch(&job, inputs);
+                let (found, doc, trace) = watch(&job, inputs);
+                let name = &job.entry.name;
                 seconds.lock().unwrap().push((
                     started.elapsed().as_secs_f64(),
-                    format!("{} seed {}", job.name, job.seed),
+                    format!("{name} seed {}", job.seed),
                 ));
-                let mut c = caught.lock().unwrap();
-                let entry = c.entry(job.name.clone()).or_default();
-                entry.1 += 1;
-                if job.clean {
-                    let fails: Vec<_> = found.iter().filter(|f| f.1 == "fail").collect();
-                    if fails.is_empty() {
-                        entry.0 += 1;
-                    } else {
-                        problems.lock().unwrap().push(format!(
-                            "false alarm: clean {} seed {}: {fails:?}\n{doc}",
-                            job.name, job.seed
-                        ));
+                if job.stale && job.seed == zoo_fixtures::SEED {
+                    match (&trace, zoo_fixtures::blessing()) {
+                        (Some(t), true) => {
+                            job.entry.bless(t);
+                            blessed.lock().unwrap().push(name.clone());
+                        }
+                        (None, true) => problems.lock().unwrap().push(format!(
+                            "{name}: not blessed: the run did not end as a judged run\n{doc}"
+                        )),
+                        (_, false) => problems.lock().unwrap().push(format!(
+                            "{name}: its fixture in tests/fixtures/run_zoo was watched with other \
+                             probes or another program: bless the fixtures \
+                             (MLDEBUG_BLESS=1 cargo test --test torch run_zoo)"
+                        )),
                     }
-                    continue;
                 }
-                let missed: Vec<_> = job
-                    .expect
-                    .iter()
-                    .filter(|id| {
-                        !found
-                            .iter()
-                            .any(|f| &f.0 == *id && (f.1 == "fail" || f.1 == "warn"))
-                    })
-                    .collect();
-                if missed.is_empty() {
-                    entry.0 += 1;
-                } else {
-                    problems.lock().unwrap().push(format!(
-                        "missed: {} seed {}: expected {missed:?}, found {found:?}\n{doc}",
-                        job.name, job.seed
-                    ));
+                let mut c = caught.lock().unwrap();
+                let entry = c.entry(name.clone()).or_default();
+                entry.1 += 1;
+                match verdict(&job.entry, &found) {
+                    None => entry.0 += 1,
+                    Some(p) => problems
+                        .lock()
+                        .unwrap()
+                        .push(format!("{p}: {name} seed {}\n{doc}", job.seed)),
                 }
             });
         }
     });
     for (name, (ok, n)) in caught.lock().unwrap().iter() {
         println!("{name}: {ok}/{n} seeds as expected");
+    }
+    let blessed = blessed.into_inner().unwrap();
+    if !blessed.is_empty() {
+        println!(
+            "blessed {} fixture(s): {}",
+            blessed.len(),
+            blessed.join(", ")
+        );
     }
     // Where the time went (shown with --nocapture): the total and the slowest jobs.
     let mut seconds = seconds.into_inner().unwrap();
@@ -279,4 +306,23 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
         problems.len(),
         problems.join("\n\n")
     );
+}
+
+/// What is wrong with `found` for this program, if anything: a fail on a clean program, or a
+/// bug not reported at warn or fail.
+fn verdict(e: &Entry, found: &[(String, String)]) -> Option<String> {
+    if e.clean {
+        let fails: Vec<_> = found.iter().filter(|f| f.1 == "fail").collect();
+        return (!fails.is_empty()).then(|| format!("false alarm {fails:?}"));
+    }
+    let missed: Vec<_> = e
+        .expect
+        .iter()
+        .filter(|id| {
+            !found
+                .iter()
+                .any(|f| &f.0 == *id && (f.1 == "fail" || f.1 == "warn"))
+        })
+        .collect();
+    (!missed.is_empty()).then(|| format!("missed {missed:?}, found {found:?}"))
 }

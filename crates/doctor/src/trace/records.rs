@@ -83,6 +83,7 @@ pub struct Dist {
     pub rank: Option<u32>,
     pub world_size: Option<u32>,
     pub backend: Option<String>,
+    pub step: u64,
 }
 
 /// `model`.
@@ -112,6 +113,8 @@ pub struct Model {
     pub lora_rank: Option<u64>,
     /// A list of module names or one string (`all-linear`, a pattern).
     pub lora_targets: Option<serde_json::Value>,
+    pub step: u64,
+    pub device: Option<String>,
 }
 
 /// One parameter group of an optimizer.
@@ -144,6 +147,7 @@ pub struct Optimizer {
     /// No `torch.optim` optimizer: the steps of a hand-written update, measured from the
     /// program's backward passes.
     pub manual: bool,
+    pub step: u64,
 }
 
 /// Memory at a step.
@@ -208,6 +212,9 @@ pub struct Step {
     pub sync_sites: Vec<SyncSite>,
     /// The step ran a closure (`opt.step(closure)`): its forwards and backwards are inside it.
     pub closure: bool,
+    pub grads_carried: Option<u64>,
+    pub nograd_forwards: Option<u64>,
+    pub update_sampled: Option<bool>,
 }
 
 /// One entry of a `step` record's `sync_sites`.
@@ -266,6 +273,8 @@ pub struct Grads {
     pub not_in_optimizer: Vec<String>,
     pub not_in_optimizer_numel: u64,
     pub frozen_names: Vec<String>,
+    pub frozen_count: Option<u64>,
+    pub no_grad_count: Option<u64>,
 }
 
 /// `loss_call`.
@@ -290,6 +299,7 @@ pub struct LossCall {
     pub reduction: Option<String>,
     #[serde(deserialize_with = "num")]
     pub label_smoothing: Option<f64>,
+    pub grad_enabled: Option<bool>,
 }
 
 /// `labels`.
@@ -309,6 +319,8 @@ pub struct Labels {
     pub pad_token_id: Option<i64>,
     pub pad_positions: u64,
     pub pad_labelled: u64,
+    pub grad_enabled: Option<bool>,
+    pub pad_from: Option<String>,
 }
 
 /// `mode`.
@@ -352,6 +364,8 @@ pub struct Loader {
     pub persistent_workers: Option<bool>,
     pub distributed: Option<bool>,
     pub set_epoch_calls: Option<u64>,
+    pub step: u64,
+    pub iterable: Option<bool>,
 }
 
 /// Statistics of a float input.
@@ -388,6 +402,7 @@ pub struct Epoch {
     pub exhausted: Option<bool>,
     pub row_sample: Option<Vec<String>>,
     pub row_sample_bits: Option<u32>,
+    pub set_epoch_calls: Option<u64>,
 }
 
 /// `overlap`.
@@ -406,6 +421,7 @@ pub struct Overlap {
     pub construction: Option<String>,
     pub construction_rows: Option<u64>,
     pub same_rows: bool,
+    pub step: u64,
 }
 
 /// One module of a `batchnorm` record.
@@ -443,4 +459,7 @@ pub struct End {
     pub forwards: Option<u64>,
     pub nograd_forwards: Option<u64>,
     pub backwards: Option<u64>,
+    pub step: u64,
+    #[serde(deserialize_with = "num")]
+    pub time: Option<f64>,
 }
