@@ -16,6 +16,13 @@
 //!   central-t power against the exact noncentral t at three pairs, the schema version.
 //! - Measured claims (with the torch venv, `tests/torch/support.rs`): gradient checkpointing that
 //!   never runs in eval mode, and what kept losses and kept outputs hold in PyTorch.
+//! - Round 4 (issue 41): packed documents that still attend to each other unless the attention
+//!   is told the boundaries (measured with transformers), `monitored_barrier` on gloo only, the
+//!   k-ahead entropy as an upper bound (a counterexample where the prefix predicts what one
+//!   token cannot), softmax before cross-entropy floored at ln(1 + (C − 1)/e), a tiny clip that
+//!   stops SGD and not Adam, a clip before unscaling against 2^16, an all-ignored batch that is
+//!   NaN, the `modules_to_save` and pasted-memory figures, the sampler's padded duplicates, and
+//!   the rows of the PyTorch lessons with the manual checks they name.
 
 use candle_core::{DType, Device, Tensor};
 use mldebug::catalog::{self, Catalog};
