@@ -2124,3 +2124,78 @@ fn packed_documents_mix_unless_the_attention_knows_the_boundaries() {
     assert!(playbook_row("labels-all-ignored")
         .contains("NaN in PyTorch's `cross_entropy` and in transformers' causal-LM loss"));
 }
+
+/// PyTorch measured, for the corrected rows and the new sections: a detached loss raises at
+/// backward; GradScaler starts at 2^16; a gradient clipped 10^4 times smaller leaves Adam's first
+/// step nearly unchanged and shrinks SGD's by 10^4; `strict=False` with a `module.` prefix loads
+/// nothing; DataLoader workers get `random`, NumPy and torch seeded from the main process.
+const TORCH_FACTS_SCRIPT: &str = r#"
+import torch, random, numpy as np, warnings
+warnings.filterwarnings("ignore")
+# A loss detached from every parameter raises at backward.
+m = torch.nn.Linear(3, 2)
+try:
+    m(torch.randn(4, 3)).detach().sum().backward()
+    print(0)
+except RuntimeError as e:
+    print(int("does not require grad and does not have a grad_fn" in str(e)))
+# GradScaler's initial scale.
+print(torch.amp.GradScaler("cpu").get_scale())
+# The first step of Adam and of SGD with the gradient clipped 10^4 times smaller.
+def step(opt_cls, g, **kw):
+    p = torch.nn.Parameter(torch.zeros(5))
+    opt = opt_cls([p], lr=1e-3, **kw)
+    p.grad = torch.full((5,), g)
+    opt.step()
+    return p.detach().abs().max().item()
+print(step(torch.optim.Adam, 1e-4) / step(torch.optim.Adam, 1.0))
+print(step(torch.optim.SGD, 1e-4) / step(torch.optim.SGD, 1.0))
+# strict=False with a DDP prefix loads nothing.
+src = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 1))
+state = {"module." + k: v for k, v in src.state_dict().items()}
+dst = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.Linear(3, 1))
+r = dst.load_state_dict(state, strict=False)
+print(len(r.missing_keys), len(r.unexpected_keys), len(src.state_dict()))
+# DataLoader workers: random and NumPy seeded per worker from the main process's seed.
+class D(torch.utils.data.Dataset):
+    def __len__(self): return 4
+    def __getitem__(self, i):
+        return torch.tensor([random.random(), float(np.random.rand()), torch.rand(()).item()])
+def draws():
+    torch.manual_seed(0)
+    dl = torch.utils.data.DataLoader(D(), batch_size=1, num_workers=2, shuffle=False)
+    return torch.cat(list(dl))
+a, b = draws(), draws()
+# rows 0 and 1 come from workers 0 and 1: they differ in every column; two runs agree.
+print(int(torch.equal(a, b)), int(bool((a[0] != a[1]).all())))
+"#;
+
+#[test]
+fn pytorch_behaves_as_the_corrected_rows_say() {
+    let v = python_numbers(TORCH_FACTS_SCRIPT);
+    assert_eq!(v.len(), 9, "{v:?}");
+    assert_eq!(v[0], 1.0, "a detached loss raises at backward");
+    assert_eq!(v[1], 2f64.powi(16), "GradScaler's initial scale");
+    assert!(v[2] > 0.99, "Adam's first step with a tiny clip: {}", v[2]);
+    assert!((v[3] / 1e-4 - 1.0).abs() < 1e-3, "SGD's: {}", v[3]);
+    assert_eq!(
+        (v[4], v[5], v[6]),
+        (4.0, 4.0, 4.0),
+        "strict=False loaded nothing"
+    );
+    assert_eq!(
+        (v[7], v[8]),
+        (1.0, 1.0),
+        "workers seeded per worker, reproducibly"
+    );
+    says(
+        &flat("refs/torch.md"),
+        "refs/torch.md",
+        "PyTorch seeds `random`, NumPy's global generator and torch in each worker",
+    );
+    says(
+        &flat("refs/torch.md"),
+        "refs/torch.md",
+        "skips every key whose name does not match, silently",
+    );
+}
