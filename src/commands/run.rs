@@ -163,6 +163,7 @@ fn nothing_observed(words: &[String], failed: bool, ended: launch::Ended) -> Err
     }
     Error::usage(format!(
         "`{shown}` ran, but no process of it built a PyTorch model or optimizer: nothing to \
-         judge. mldebug run watches Python training programs that import torch"
+         judge. mldebug run watches Python training programs that import torch \
+         (MLDEBUG_RUN_DEBUG=1 shows what start-up decided in each Python process)"
     ))
 }

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 
 include!(concat!(env!("OUT_DIR"), "/embedded_run_probes.rs"));
 
-/// The trace contract version the probes write and `mldebug_doctor::trace` reads.
-pub const CONTRACT: &str = "1";
+/// The trace contract version the probes write and `mldebug_doctor::trace` reads: its one
+/// definition is the reader's, handed to the probes in `MLDEBUG_RUN_CONTRACT`.
+pub const CONTRACT: u32 = mldebug_doctor::trace::records::TRACE_VERSION;
 
 /// A private folder holding the probes and, once the command has run, its traces.
 #[derive(Debug)]
@@ -52,7 +53,7 @@ impl ProbeDir {
             ("PYTHONPATH".into(), path),
             ("MLDEBUG_RUN_DIR".into(), own),
             ("MLDEBUG_RUN_STEPS".into(), steps.to_string()),
-            ("MLDEBUG_RUN_CONTRACT".into(), CONTRACT.into()),
+            ("MLDEBUG_RUN_CONTRACT".into(), CONTRACT.to_string()),
         ]
     }
 }

@@ -336,3 +336,37 @@ fn a_hiding_flag_after_the_value_of_w_or_x_is_refused() {
         );
     }
 }
+
+#[test]
+fn run_debug_says_what_start_up_decided_in_each_python_process() {
+    if Command::new("python3").arg("-c").arg("1").status().is_err() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(["run", "--", "python3", "-c", "print('hi')"])
+        .env("MLDEBUG_RUN_DEBUG", "1")
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    for line in [
+        "mldebug run debug: pid ",
+        "waiting for the program to import torch",
+        "exit: torch was never imported",
+    ] {
+        assert!(err.contains(line), "{line:?} missing from:\n{err}");
+    }
+    assert!(
+        err.contains("MLDEBUG_RUN_DEBUG=1 shows what start-up decided"),
+        "{err}"
+    );
+    // Without it, start-up says nothing.
+    let quiet = mldebug(dir.path(), &["run", "--", "python3", "-c", "print('hi')"]);
+    assert!(
+        !stderr(&quiet).contains("mldebug run debug"),
+        "{}",
+        stderr(&quiet)
+    );
+}

@@ -17,6 +17,7 @@ later steps of each process is compared.
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -59,6 +60,15 @@ def child(threads, device):
         print(json.dumps({"s": time.perf_counter() - started, "loss": loss.item()}), flush=True)
 
 
+
+def contract_version():
+    """The trace contract version from its one definition (`TRACE_VERSION` in
+    crates/doctor/src/trace/records.rs), as the binary hands it to the probes."""
+    records = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "crates",
+                           "doctor", "src", "trace", "records.rs")
+    with open(records) as f:
+        return re.search(r"pub const TRACE_VERSION: u32 = (\d+);", f.read()).group(1)
+
 def start(watched, threads, device):
     env = dict(os.environ)
     for key in ("MLDEBUG_RUN_DIR", "MLDEBUG_RUN_STEPS", "MLDEBUG_RUN_CONTRACT"):
@@ -67,7 +77,8 @@ def start(watched, threads, device):
     if watched:
         trace_dir = tempfile.mkdtemp(prefix="mldebug-run-bench-")
         env["PYTHONPATH"] = os.pathsep.join([RUN] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-        env.update(MLDEBUG_RUN_DIR=trace_dir, MLDEBUG_RUN_STEPS="0", MLDEBUG_RUN_CONTRACT="1")
+        env.update(MLDEBUG_RUN_DIR=trace_dir, MLDEBUG_RUN_STEPS="0",
+                   MLDEBUG_RUN_CONTRACT=contract_version())
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", "--threads",
                              str(threads), "--device", device], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             env=env, text=True)

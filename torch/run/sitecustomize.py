@@ -12,13 +12,30 @@ What it does, in order:
 
 What it never does: import torch (or anything the program does not import itself), print,
 or touch `sys.path`. A failure of our own is one line on stderr, never the program's end.
+
+With `MLDEBUG_RUN_DEBUG=1` in the environment it says on stderr what it decided, one line
+each, prefixed `mldebug run debug: pid N:` (found and chained the user's sitecustomize, saw
+torch imported, installed the probes, and at exit whether a trace was written and why not):
+the first thing to read when a run says nothing was observed.
 """
 
 import os
 import sys
 
 _RUN_DIR_ENV = "MLDEBUG_RUN_DIR"
+_DEBUG = bool(os.environ.get("MLDEBUG_RUN_DEBUG")) and os.environ.get("MLDEBUG_RUN_DEBUG") != "0"
 _HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _debug(message):
+    """One line of what start-up decided, with MLDEBUG_RUN_DEBUG set."""
+    if not _DEBUG:
+        return
+    try:
+        sys.stderr.write("mldebug run debug: pid %d: %s\n" % (os.getpid(), message))
+        sys.stderr.flush()
+    except Exception:
+        pass
 
 
 def _same_folder(entry):
@@ -36,7 +53,9 @@ def _chain_user_sitecustomize():
     rest = [p for p in sys.path if isinstance(p, str) and not _same_folder(p)]
     spec = importlib.machinery.PathFinder.find_spec("sitecustomize", rest)
     if spec is None or spec.loader is None:
+        _debug("no sitecustomize of the program's own further down sys.path")
         return
+    _debug("chaining the program's own sitecustomize: %s" % spec.origin)
     module = importlib.util.module_from_spec(spec)
     sys.modules["sitecustomize"] = module
     spec.loader.exec_module(module)
@@ -52,6 +71,7 @@ def _report(what, err):
 
 def _torch_ready():
     """torch has finished importing: hand over to the package."""
+    _debug("torch imported: installing the probes")
     try:
         package = sys.modules.get("mldebug_run")
         if package is None:
@@ -121,12 +141,31 @@ class _TorchImportWatcher:
             pass
 
 
+def _at_exit():
+    """With MLDEBUG_RUN_DEBUG: whether this process wrote a trace, and why not."""
+    package = sys.modules.get("mldebug_run")
+    if "torch" not in sys.modules:
+        _debug("exit: torch was never imported, so no probe was installed and no trace written")
+    elif package is None:
+        _debug("exit: torch was imported but the probes were not installed (see above)")
+    else:
+        _debug("exit: %s" % package.debug_summary())
+
+
 def _start():
     if not os.environ.get(_RUN_DIR_ENV):
+        _debug("not under mldebug run (no %s): nothing installed" % _RUN_DIR_ENV)
         return
+    _debug("started: %s; traces go to %s" % (" ".join(sys.argv) or sys.executable,
+                                               os.environ.get(_RUN_DIR_ENV)))
+    if _DEBUG:
+        import atexit
+
+        atexit.register(_at_exit)
     if "torch" in sys.modules:
         _torch_ready()
     else:
+        _debug("waiting for the program to import torch")
         sys.meta_path.insert(0, _TorchImportWatcher())
 
 

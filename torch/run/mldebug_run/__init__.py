@@ -45,3 +45,32 @@ def install():
     stop.install()
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_in_child)
+    _debug("probes installed (torch %s; steps to watch: %s)"
+           % (getattr(torch, "__version__", "?"), os.environ.get("MLDEBUG_RUN_STEPS", "?")))
+
+
+def _debug(message):
+    """One line of what start-up decided, with MLDEBUG_RUN_DEBUG set (as sitecustomize's)."""
+    if os.environ.get("MLDEBUG_RUN_DEBUG", "0") in ("", "0"):
+        return
+    try:
+        sys.stderr.write("mldebug run debug: pid %d: %s\n" % (os.getpid(), message))
+        sys.stderr.flush()
+    except Exception:
+        pass
+
+
+def debug_summary():
+    """For MLDEBUG_RUN_DEBUG at exit: whether this process wrote a trace, and why not."""
+    from .trace import in_dataloader_worker
+
+    st = _state.STATE
+    if st is None:
+        return "the probes were not installed"
+    writer = st.writer
+    if writer.path is not None and writer.pid == os.getpid():
+        return "trace written to %s" % writer.path
+    if in_dataloader_worker():
+        return "a DataLoader worker: no trace of its own (its batches are seen by the trainer)"
+    return ("no trace: this process built no model that ran forward and no optimizer "
+            "(a launcher or a helper writes none)")

@@ -19,7 +19,19 @@ import threading
 # Records kept while no file is open yet (a loader drawn before the first forward); a process
 # that never builds a model drops them, so the buffer must not grow with a long data-only run.
 PENDING_RECORDS_MAX = 2000
-TRACE_VERSION = 1
+
+
+def _contract_version():
+    """The contract version `mldebug run` hands over in MLDEBUG_RUN_CONTRACT (its one
+    definition is `TRACE_VERSION` in crates/doctor/src/trace/records.rs); 0, which no reader
+    takes, when it is missing or not a number."""
+    try:
+        return int(os.environ.get("MLDEBUG_RUN_CONTRACT", "0"))
+    except ValueError:
+        return 0
+
+
+TRACE_VERSION = _contract_version()
 
 
 def _plain(value):
@@ -94,6 +106,13 @@ class TraceWriter:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         self.fd = os.open(path, flags, 0o644)
         self.path = path
+        if os.environ.get("MLDEBUG_RUN_DEBUG", "0") not in ("", "0"):
+            try:
+                sys.stderr.write("mldebug run debug: pid %d: trace opened: %s\n"
+                                 % (os.getpid(), path))
+                sys.stderr.flush()
+            except Exception:
+                pass
         pending, self.pending = self.pending, []
         self._write_line(encode(start_record))
         for line in pending:

@@ -21,6 +21,7 @@ import collections
 import importlib.util
 import json
 import os
+import re
 import runpy
 import shutil
 import signal
@@ -81,6 +82,15 @@ def _remove_scratch(owner):
             shutil.rmtree(folder, ignore_errors=True)
 
 
+
+def contract_version():
+    """The trace contract version, read from its one definition (`TRACE_VERSION` in
+    crates/doctor/src/trace/records.rs), as the binary hands it to the probes."""
+    records = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..",
+                           "crates", "doctor", "src", "trace", "records.rs")
+    with open(records) as f:
+        return re.search(r"pub const TRACE_VERSION: u32 = (\d+);", f.read()).group(1)
+
 def _bootstrap_environ(environ, trace_dir, steps):
     """`environ` without what a run inherits from ours, then, unless `steps` is None, with
     what the binary hands the bootstrap (the caller adds the bootstrap to PYTHONPATH)."""
@@ -88,7 +98,7 @@ def _bootstrap_environ(environ, trace_dir, steps):
         environ.pop(key, None)
     if steps is not None:
         environ.update(MLDEBUG_RUN_DIR=trace_dir, MLDEBUG_RUN_STEPS=str(steps),
-                       MLDEBUG_RUN_CONTRACT="1")
+                       MLDEBUG_RUN_CONTRACT=contract_version())
 
 
 def spawn(argv, steps=0, bootstrap=True, env=None, flags=(), cwd=None, pythonpath=()):
