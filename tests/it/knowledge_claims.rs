@@ -2199,3 +2199,59 @@ fn pytorch_behaves_as_the_corrected_rows_say() {
         "skips every key whose name does not match, silently",
     );
 }
+
+/// transformers and PyTorch measured for two of the lessons: with `pad_token = eos_token`, the
+/// causal-LM collator masks the real EOS with the padding (attended twice, a label never); on the
+/// CPU the faults behind a device-side assert are readable index errors.
+const LESSONS_SCRIPT: &str = r#"
+import torch, warnings
+warnings.filterwarnings("ignore")
+from tokenizers import Tokenizer
+from tokenizers.models import WordLevel
+from tokenizers.pre_tokenizers import WhitespaceSplit
+from transformers import PreTrainedTokenizerFast, DataCollatorForLanguageModeling
+from transformers.utils import logging
+logging.set_verbosity_error()
+vocab = {"[UNK]": 0, "</s>": 1, "hello": 2, "world": 3, "again": 4}
+raw = Tokenizer(WordLevel(vocab, unk_token="[UNK]"))
+raw.pre_tokenizer = WhitespaceSplit()
+tok = PreTrainedTokenizerFast(tokenizer_object=raw, eos_token="</s>", unk_token="[UNK]")
+tok.pad_token = tok.eos_token
+rows = [tok("hello world again </s>"), tok("hello </s>")]
+batch = DataCollatorForLanguageModeling(tok, mlm=False)(rows)
+eos = tok.eos_token_id
+attended = (batch["input_ids"] == eos) & (batch["attention_mask"] == 1)
+print(int(attended.sum()), int((batch["labels"] == eos).sum()))
+# On the CPU, the faults behind a device-side assert are readable errors.
+try:
+    torch.nn.Embedding(5, 2)(torch.tensor([7]))
+except IndexError as e:
+    print(int("index out of range in self" in str(e)))
+try:
+    torch.nn.functional.cross_entropy(torch.randn(2, 5), torch.tensor([1, 7]))
+except IndexError as e:
+    print(int("Target 7 is out of bounds" in str(e)))
+"#;
+
+#[test]
+fn pad_eos_masks_the_real_eos_and_the_cpu_names_bad_indices() {
+    let v = python_numbers(LESSONS_SCRIPT);
+    assert_eq!(
+        v,
+        vec![2.0, 0.0, 1.0, 1.0],
+        "attended EOS, supervised EOS, CPU messages"
+    );
+    let tf = flat("refs/transformers.md");
+    says(
+        &tf,
+        "refs/transformers.md",
+        "masks the real EOS at the end of every example too",
+    );
+    let torch_md = flat("refs/torch.md");
+    for what in [
+        "`IndexError: index out of range in self`",
+        "`Target 7 is out of bounds`",
+    ] {
+        says(&torch_md, "refs/torch.md", what);
+    }
+}
