@@ -370,3 +370,33 @@ fn run_debug_says_what_start_up_decided_in_each_python_process() {
         stderr(&quiet)
     );
 }
+
+#[test]
+fn a_program_that_ignores_sigint_is_killed_after_the_grace_at_the_time_limit() {
+    if Command::new("python3").arg("-c").arg("1").status().is_err() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let out = mldebug(
+        dir.path(),
+        &[
+            "--json",
+            "run",
+            "--timeout",
+            "1",
+            "--",
+            "python3",
+            "-c",
+            "import signal, time\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\ntime.sleep(1237)",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(124), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(30));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["outcome"]["how"], "timed_out");
+    assert!(!std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .is_ok_and(|c| String::from_utf8_lossy(&c).contains("time.sleep(1237)"))
+    }));
+}
