@@ -2255,3 +2255,63 @@ fn pad_eos_masks_the_real_eos_and_the_cpu_names_bad_indices() {
         says(&torch_md, "refs/torch.md", what);
     }
 }
+
+/// DDP on two gloo processes (CPU): a layer replaced after the wrap makes both ranks raise
+/// "Expected to have finished reduction in the prior iteration"; a layer added beside parameters
+/// that are all used raises nothing, and its gradients differ across the ranks.
+const DDP_SCRIPT: &str = r#"
+import os, sys, tempfile, warnings
+warnings.filterwarnings("ignore")
+import torch, torch.distributed as dist, torch.multiprocessing as mp
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+def replaced(rank, path, out):
+    dist.init_process_group("gloo", init_method=f"file://{path}", rank=rank, world_size=2)
+    torch.manual_seed(0)
+    model = DDP(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Linear(4, 1)))
+    model.module[1] = torch.nn.Linear(4, 1)          # replaced after the wrap
+    raised = 0
+    try:
+        for _ in range(3):
+            model(torch.randn(2, 4)).sum().backward()
+    except RuntimeError as e:
+        raised = int("Expected to have finished reduction in the prior iteration" in str(e))
+    out[rank] = raised
+    dist.destroy_process_group()
+
+def added(rank, path, out):
+    dist.init_process_group("gloo", init_method=f"file://{path}", rank=rank, world_size=2)
+    torch.manual_seed(0)
+    body = torch.nn.Linear(4, 4)
+    model = DDP(body)
+    head = torch.nn.Linear(4, 1)                     # added beside the wrapped, used parameters
+    torch.manual_seed(100 + rank)                    # each rank its own batch
+    for _ in range(3):
+        head.weight.grad = None
+        head(model(torch.randn(2, 4))).sum().backward()
+    g = head.weight.grad.clone()
+    gs = [torch.zeros_like(g) for _ in range(2)]
+    dist.all_gather(gs, g)
+    out[rank] = int(not torch.allclose(gs[0], gs[1]))  # 1: not averaged, and no error raised
+    dist.destroy_process_group()
+
+if __name__ == "__main__":
+    for fn in (replaced, added):
+        with tempfile.TemporaryDirectory() as d:
+            out = mp.Manager().dict()
+            mp.start_processes(fn, args=(os.path.join(d, "init"), out), nprocs=2, start_method="fork")
+            print(out[0] + out[1])
+"#;
+
+#[test]
+fn ddp_raises_for_a_replaced_layer_and_is_silent_for_an_added_one() {
+    let v = python_numbers(DDP_SCRIPT);
+    assert_eq!(
+        v,
+        vec![2.0, 2.0],
+        "ranks that raised (replaced), ranks with unaveraged gradients (added)"
+    );
+    let dist = flat("refs/distributed.md");
+    says(&dist, "refs/distributed.md", "A layer *replaced*");
+    says(&dist, "refs/distributed.md", "ranks drift apart in silence");
+}
