@@ -1,8 +1,8 @@
-//! `mldebug run [--steps N] [--timeout S] [--trace FILE] -- <command> [args...]`: runs the
-//! user's own training command unmodified, with the embedded probes on its Python path, watches
-//! the first N optimizer steps of every process (every rank under `torchrun` or `accelerate
-//! launch`), ends it, and judges the traces with the same judgement `mldebug doctor TRACE`
-//! uses.
+//! `mldebug run [--steps auto|N] [--timeout S] [--trace FILE] -- <command> [args...]`: runs
+//! the user's own training command unmodified, with the embedded probes on its Python path,
+//! watches every process (every rank under `torchrun` or `accelerate launch`) for one cycle of
+//! the program (`auto`: its first evaluation and second epoch, within caps) or N optimizer
+//! steps, ends it, and judges the traces with the same judgement `mldebug doctor TRACE` uses.
 //!
 //! The program's stdout and stderr pass through untouched; with `--json` its stdout goes to
 //! stderr, so stdout holds the JSON document alone.
@@ -19,14 +19,22 @@
 use crate::context::Context;
 use crate::render::output::{emit, emit_json, note};
 use crate::render::{json, run as render, style::Style};
-use crate::run::{command, launch, probes::ProbeDir, report, traces};
+use crate::run::{command, launch, probes::ProbeDir, report, traces, verdict};
 use crate::{Error, Exit, Result};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Optimizer steps watched by default: enough for every probe (the heavy ones run on the
-/// first three) and for a curve the log detectors can judge, in seconds on a small model.
-pub const DEFAULT_STEPS: u64 = 30;
+/// The steps a cycle window judges first: a fail found in them ends the window there (the
+/// window `mldebug run` watched before the cycle window, enough for every heavy probe and for
+/// a curve the log detectors can judge, in seconds on a small model).
+pub const VERDICT_STEP: u64 = 30;
+/// A cycle window's cap in optimizer steps. An evaluation every 500 steps (the transformers
+/// Trainer's default `eval_steps`) and an epoch of up to 999 batches (CIFAR-10 or MNIST at a
+/// batch of 64: 782 and 938) both fall inside it, with the step after them.
+pub const CYCLE_CAP_STEPS: u64 = 1000;
+/// A cycle window's cap in seconds after the first step: five minutes is what a debugging run
+/// may cost before its verdict, and the light probes add at most 5% of it.
+pub const CYCLE_CAP_SECONDS: u64 = 300;
 /// The most steps `--steps` takes (0 is the whole run).
 pub const MAX_STEPS: u64 = 1_000_000;
 /// Default time limit, seconds.
@@ -36,10 +44,13 @@ pub const MAX_TIMEOUT: u64 = 86_400;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Optimizer steps to watch in each process before ending it (0 = the whole run).
-    #[arg(long, default_value_t = DEFAULT_STEPS,
-          value_parser = clap::value_parser!(u64).range(0..=MAX_STEPS))]
-    pub steps: u64,
+    /// What to watch in each process before ending it: `auto` (the default) watches one
+    /// cycle of the program: the first steps with every probe, then lightly until it has run
+    /// its first evaluation and started its second epoch, within 1000 steps and 300 s after
+    /// its first step (a fail in the first 30 steps ends it there); N watches exactly N
+    /// optimizer steps; 0 the whole run.
+    #[arg(long, value_name = "auto|N", default_value = "auto", value_parser = parse_steps)]
+    pub steps: Steps,
     /// End the command after this many seconds and judge what was traced.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT,
           value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
@@ -53,6 +64,35 @@ pub struct Args {
     pub command: Vec<String>,
 }
 
+/// `--steps`: a cycle window, or a fixed number of optimizer steps (0: the whole run).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Steps {
+    Cycle,
+    Fixed(u64),
+}
+
+impl Steps {
+    /// The step limit the probes are given: a cycle window's cap, or the fixed steps.
+    pub fn limit(self) -> u64 {
+        match self {
+            Steps::Cycle => CYCLE_CAP_STEPS,
+            Steps::Fixed(n) => n,
+        }
+    }
+}
+
+fn parse_steps(text: &str) -> std::result::Result<Steps, String> {
+    if text == "auto" {
+        return Ok(Steps::Cycle);
+    }
+    match text.parse::<u64>() {
+        Ok(n) if n <= MAX_STEPS => Ok(Steps::Fixed(n)),
+        _ => Err(format!(
+            "`{text}` is neither `auto` nor a number of steps from 0 to {MAX_STEPS}"
+        )),
+    }
+}
+
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
     let cmd = command::resolve(&args.command)?;
     let target = args
@@ -61,6 +101,7 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
         .map(traces::Target::check)
         .transpose()?;
     let probes = ProbeDir::create()?;
+    let mut checkpoint = verdict::Checkpoint::new(probes.path());
     let ended = launch::run(
         &cmd.program,
         &cmd.args,
@@ -68,6 +109,7 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
         Some(Duration::from_secs(args.timeout)),
         g.json(),
         probes.path(),
+        &mut || checkpoint.poll(),
     )?;
     let collected = traces::collect(probes.path())?;
     if collected.cut {

@@ -86,7 +86,7 @@ fn header(r: &Report) -> String {
         ),
     };
     let how = match r.outcome.how {
-        "stopped" => "stopped by mldebug after the watched steps".to_string(),
+        "stopped" => "stopped by mldebug at the end of its window".to_string(),
         "exited" => "the program finished".to_string(),
         "failed" => match (r.outcome.exit_code, &r.outcome.signal) {
             (Some(c), _) => format!("the program failed (exit code {c})"),
@@ -104,11 +104,72 @@ fn header(r: &Report) -> String {
         ),
     };
     format!(
-        "mldebug run: {}\n  watched {procs} in {:.1} s; {how}\n{}",
+        "mldebug run: {}\n  watched {procs} in {:.1} s; {how}\n{}{}",
         escape(&r.argv.join(" ")),
         r.outcome.seconds,
+        window_line(r),
         per_rank(r)
     )
+}
+
+/// The window's rule and why it ended, said of the first process mldebug stopped (ranks stop
+/// together); a window that ended before any evaluation was seen says so.
+fn window_line(r: &Report) -> String {
+    let w = &r.window;
+    let rule = match w.rule {
+        "cycle" => format!(
+            "one cycle (the first evaluation and the start of the second epoch; at most {} \
+             steps and {} s)",
+            w.cap_steps.unwrap_or(0),
+            w.cap_seconds.unwrap_or(0)
+        ),
+        "steps" => format!("{} steps (--steps)", w.cap_steps.unwrap_or(0)),
+        _ => "the whole run (--steps 0)".to_string(),
+    };
+    let stopped = r.processes.iter().find(|p| p.window_end.is_some());
+    let Some(p) = stopped else {
+        let seen = r.processes.iter().any(|p| p.first_evaluation.is_some());
+        let eval = if r.processes.is_empty() || seen {
+            ""
+        } else {
+            "; no evaluation was seen"
+        };
+        return format!("  window: {rule}{eval}\n");
+    };
+    let evaluated = p
+        .first_evaluation
+        .map(|e| format!("first evaluation before step {e}"));
+    let epoch = p
+        .second_epoch
+        .map(|e| format!("second epoch from step {e}"));
+    let seen: Vec<String> = evaluated.iter().chain(epoch.iter()).cloned().collect();
+    let seen = if seen.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", seen.join(", "))
+    };
+    let why = match p.window_end.as_deref().unwrap_or("") {
+        "cycle" => format!("ended after step {}: the cycle is complete{seen}", p.steps),
+        "cap_steps" => format!("ended at its cap of {} steps{seen}", p.steps),
+        "cap_seconds" => format!(
+            "ended at its cap of {} s after the first step, at step {}{seen}",
+            w.cap_seconds.unwrap_or(0),
+            p.steps
+        ),
+        "verdict" => format!(
+            "ended at step {}: the first steps already hold a fail (fix it, then run again to \
+             watch the whole cycle)",
+            p.steps
+        ),
+        _ => format!("ended after step {}{seen}", p.steps),
+    };
+    let unseen = if p.first_evaluation.is_none() && p.window_end.as_deref() != Some("verdict") {
+        "; it ended before any evaluation was seen, so what only an evaluation shows is not \
+         judged (--steps 0 watches the whole run)"
+    } else {
+        ""
+    };
+    format!("  window: {rule}; {why}{unseen}\n")
 }
 
 /// With several processes, each one's peak memory and data-loader wait, side by side.

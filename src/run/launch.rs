@@ -32,7 +32,8 @@ pub struct Ended {
 /// Runs `program args` with `env` added, until it exits or `limit` passes. With
 /// `stdout_to_stderr` (a `--json` run, whose stdout carries the document alone) the program's
 /// stdout goes to mldebug's stderr. Should mldebug be killed meanwhile, the command and `dir`
-/// (the run's private folder) go with it ([`guard`]).
+/// (the run's private folder) go with it ([`guard`]). `on_poll` is called each time the
+/// command is looked at while it runs.
 pub fn run(
     program: &std::path::Path,
     args: &[String],
@@ -40,6 +41,7 @@ pub fn run(
     limit: Option<Duration>,
     stdout_to_stderr: bool,
     dir: &std::path::Path,
+    on_poll: &mut dyn FnMut(),
 ) -> Result<Ended> {
     let mut cmd = Command::new(program);
     let stdout = if stdout_to_stderr {
@@ -93,6 +95,9 @@ pub fn run(
             break child.wait().ok();
         }
         started_by.scan_now_and_then(pid);
+        if stopping.is_none() {
+            on_poll();
+        }
         std::thread::sleep(POLL);
     };
     // Whatever the command left behind (loader workers, helpers in its group or in a session

@@ -9,6 +9,7 @@
 //!   passes its output through, and ends the whole tree on a time limit or Ctrl-C.
 //! - [`report`]: what the command reports, built once for the renderers.
 //! - [`traces`]: collects the per-process traces, keeps them with `--trace`, and reads them.
+//! - [`verdict`]: a cycle window's checkpoint: the first steps judged while the command runs.
 //!
 //! The judgement is `mldebug_doctor::trace`, the rendering `render::run`.
 
@@ -18,3 +19,4 @@ pub mod launch;
 pub mod probes;
 pub mod report;
 pub mod traces;
+pub mod verdict;

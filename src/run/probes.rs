@@ -3,6 +3,7 @@
 //! made under the system's temporary folder (never the user's), readable by the user alone, and
 //! removed when the run is over.
 
+use crate::commands::run::{Steps, CYCLE_CAP_SECONDS, VERDICT_STEP};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 
@@ -42,19 +43,26 @@ impl ProbeDir {
     }
 
     /// The environment the command runs with: the probes first on `PYTHONPATH` (the user's own
-    /// entries after them), where to write traces, and how many steps to observe.
-    pub fn environment(&self, steps: u64) -> Vec<(String, String)> {
+    /// entries after them), where to write traces, and what to observe: a fixed number of
+    /// steps, or one cycle of the program within its caps (`torch/run/mldebug_run/window.py`).
+    pub fn environment(&self, steps: Steps) -> Vec<(String, String)> {
         let own = self.path.display().to_string();
         let path = match std::env::var("PYTHONPATH") {
             Ok(p) if !p.is_empty() => format!("{own}:{p}"),
             _ => own.clone(),
         };
-        vec![
+        let mut env = vec![
             ("PYTHONPATH".into(), path),
             ("MLDEBUG_RUN_DIR".into(), own),
-            ("MLDEBUG_RUN_STEPS".into(), steps.to_string()),
+            ("MLDEBUG_RUN_STEPS".into(), steps.limit().to_string()),
             ("MLDEBUG_RUN_CONTRACT".into(), CONTRACT.to_string()),
-        ]
+        ];
+        if steps == Steps::Cycle {
+            env.push(("MLDEBUG_RUN_WINDOW".into(), "cycle".into()));
+            env.push(("MLDEBUG_RUN_SECONDS".into(), CYCLE_CAP_SECONDS.to_string()));
+            env.push(("MLDEBUG_RUN_VERDICT_STEP".into(), VERDICT_STEP.to_string()));
+        }
+        env
     }
 }
 
@@ -109,10 +117,18 @@ mod tests {
         let dir = ProbeDir::create().unwrap();
         let p = dir.path().to_path_buf();
         assert!(p.join("sitecustomize.py").is_file());
-        let env = dir.environment(30);
+        let env = dir.environment(Steps::Fixed(30));
         assert!(env
             .iter()
             .any(|(k, v)| k == "MLDEBUG_RUN_STEPS" && v == "30"));
+        assert!(!env.iter().any(|(k, _)| k == "MLDEBUG_RUN_WINDOW"));
+        let env = dir.environment(Steps::Cycle);
+        assert!(env
+            .iter()
+            .any(|(k, v)| k == "MLDEBUG_RUN_WINDOW" && v == "cycle"));
+        assert!(env
+            .iter()
+            .any(|(k, v)| k == "MLDEBUG_RUN_STEPS" && v == "1000"));
         drop(dir);
         assert!(!p.exists());
     }

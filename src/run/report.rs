@@ -4,6 +4,7 @@
 
 use super::launch::Ended;
 use crate::catalog::Catalog;
+use crate::commands::run::{Steps, CYCLE_CAP_SECONDS, CYCLE_CAP_STEPS, VERDICT_STEP};
 use crate::doctor::report::{Counts, RunReport};
 use crate::doctor::trace_report;
 use mldebug_doctor::trace::Process;
@@ -14,8 +15,11 @@ use serde::Serialize;
 pub struct Report {
     /// The command as typed after `--`.
     pub argv: Vec<String>,
-    /// Optimizer steps watched per process (0: the whole run).
+    /// Optimizer steps watched per process at most (0: the whole run): a cycle window's cap,
+    /// or `--steps N`.
     pub steps_limit: u64,
+    /// The rule of the watched window and its caps.
+    pub window: WindowRule,
     /// How the command ended.
     pub outcome: Outcome,
     /// Each process that trained (launchers and loader workers leave no trace).
@@ -46,13 +50,52 @@ pub struct Outcome {
     pub trace_error: Option<String>,
 }
 
+/// The rule of the watched window (`--steps`).
+#[derive(Debug, Serialize)]
+pub struct WindowRule {
+    /// `cycle` (`--steps auto`: the first evaluation and the second epoch, within the caps),
+    /// `steps` (`--steps N`), `whole` (`--steps 0`).
+    pub rule: &'static str,
+    /// The cap in optimizer steps (`null` for the whole run).
+    pub cap_steps: Option<u64>,
+    /// A cycle window's cap in seconds after the first step.
+    pub cap_seconds: Option<u64>,
+    /// A cycle window's checkpoint: a fail in its first steps ends it there.
+    pub verdict_step: Option<u64>,
+}
+
+impl WindowRule {
+    fn of(steps: Steps) -> WindowRule {
+        match steps {
+            Steps::Cycle => WindowRule {
+                rule: "cycle",
+                cap_steps: Some(CYCLE_CAP_STEPS),
+                cap_seconds: Some(CYCLE_CAP_SECONDS),
+                verdict_step: Some(VERDICT_STEP),
+            },
+            Steps::Fixed(0) => WindowRule {
+                rule: "whole",
+                cap_steps: None,
+                cap_seconds: None,
+                verdict_step: None,
+            },
+            Steps::Fixed(n) => WindowRule {
+                rule: "steps",
+                cap_steps: Some(n),
+                cap_seconds: None,
+                verdict_step: None,
+            },
+        }
+    }
+}
+
 /// What the report says of the command line: the command, the steps watched, the trace kept.
 #[derive(Debug, Clone)]
 pub struct Asked<'a> {
     /// The command as typed after `--`.
     pub argv: &'a [String],
     /// `--steps`.
-    pub steps: u64,
+    pub steps: Steps,
     /// Where the trace was kept, if it was.
     pub trace: Option<&'a std::path::Path>,
     /// Why it could not be kept.
@@ -70,6 +113,14 @@ pub struct ProcessSummary {
     pub steps: usize,
     /// How its trace ended: `steps`, `exit`, `exception`, or `killed` (no end record).
     pub end: String,
+    /// Why mldebug ended its window (`end: "steps"`): `steps` (`--steps N`), `cycle` (its first
+    /// evaluation and second epoch seen), `cap_steps`, `cap_seconds`, `verdict` (a fail in the
+    /// first steps); `null` when it ended otherwise.
+    pub window_end: Option<String>,
+    /// The step its first evaluation led to (`null`: none seen while watched).
+    pub first_evaluation: Option<u64>,
+    /// The step its training loader's second pass began in (`null`: not seen).
+    pub second_epoch: Option<u64>,
     /// The device its model was on.
     pub device: Option<String>,
     /// Its peak memory over the watched steps, bytes: `max_memory_allocated` on CUDA, the
@@ -105,7 +156,8 @@ pub fn build(asked: Asked, processes: &[Process], ended: &Ended, catalog: &Catal
         });
     Report {
         argv: asked.argv.to_vec(),
-        steps_limit: asked.steps,
+        steps_limit: asked.steps.limit(),
+        window: WindowRule::of(asked.steps),
         outcome: Outcome {
             how,
             exit_code: ended.status.and_then(|s| s.code()),
@@ -122,6 +174,13 @@ pub fn build(asked: Asked, processes: &[Process], ended: &Ended, catalog: &Catal
                 rank: p.start.rank,
                 steps: p.steps.len(),
                 end: p.end.as_ref().map_or("killed".into(), |e| e.reason.clone()),
+                window_end: p
+                    .end
+                    .as_ref()
+                    .filter(|e| e.reason == "steps")
+                    .map(|e| e.window.clone().unwrap_or_else(|| "steps".into())),
+                first_evaluation: p.end.as_ref().and_then(|e| e.first_evaluation),
+                second_epoch: p.end.as_ref().and_then(|e| e.second_epoch),
                 device: p.start.device.clone(),
                 peak_memory_bytes: p.peak_memory(),
                 data_wait_share: p.data_wait_share(),

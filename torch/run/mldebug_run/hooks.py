@@ -15,7 +15,7 @@ import sys
 import threading
 import warnings
 
-from . import models
+from . import models, window
 from . import state as _state
 from .probes import carried, data, labels, manual, mode, nonfinite, optim, stages
 from .probes.tensors import new_hash, tensor_digest_into, tensors_in
@@ -144,8 +144,14 @@ def _root_post(st, module, args, kwargs):
     _tls.input_wanted = False
     mode.note_root_forward(entry, module, grad)
     data.note_forward(grad, module.training)
+    _note_window(st, entry, module, grad)
     labels.root_forward_ended(entry, args, kwargs)
     st.check_forward = False  # armed for one forward only
+
+
+@_state.probe("window")
+def _note_window(st, entry, module, grad):
+    window.note_forward(st, entry, module, grad, data.training_batch())
 
 
 @_state.probe("batch")

@@ -18,6 +18,7 @@ import sys
 import time
 
 from .trace import TRACE_VERSION, TraceWriter
+from .window import Window
 
 HEAVY_STEPS = 3  # steps with copies, per-module statistics and row fingerprints (TRACE.md)
 # loss_call and labels records per step, each: a per-token loss loop must not flood the trace,
@@ -81,7 +82,8 @@ class State:
     def __init__(self, run_dir):
         self.t0 = time.monotonic()
         self.writer = TraceWriter(run_dir)
-        self.limit = _int_env("MLDEBUG_RUN_STEPS", 0)
+        self.limit = _int_env("MLDEBUG_RUN_STEPS", 0)  # the steps, or a cycle window's cap
+        self.window = Window()  # how the watched window ends (window.py)
         self.steps = 0  # steps of optimizer 0: the process's step count
         self.models = {}  # id(root module) -> ModelEntry
         self.model_list = []
@@ -142,6 +144,7 @@ class State:
             "torch": getattr(torch, "__version__", None),
             "transformers": getattr(transformers, "__version__", None),
             "device": device, "steps_limit": self.limit, "heavy_steps": HEAVY_STEPS,
+            "window": self.window.start_fields(self.limit),
         }
 
     def within_budget(self, kind, grad_enabled):

@@ -1,6 +1,7 @@
 """How a watched process ends, and its `end` record.
 
-  steps      after MLDEBUG_RUN_STEPS steps of optimizer 0 (in its step post-hook): open epochs
+  steps      when its watched window ends (window.py: after MLDEBUG_RUN_STEPS steps of optimizer
+             0, or one cycle of the program; in its step post-hook): open epochs
              and overlaps are written, then `end`; the program's stdout, stderr and logging
              handlers are flushed and the process exits with status 0 at once (`os._exit`: the
              program's own atexit handlers, which could upload or save for minutes, do not run)
@@ -30,7 +31,7 @@ def _tail(exc):
     return "\n".join(lines[-TRACEBACK_LINES:])
 
 
-def finish(reason, exception=None):
+def finish(reason, exception=None, window=None):
     st = _state.STATE
     if st is None or st.ended:
         return
@@ -44,7 +45,8 @@ def finish(reason, exception=None):
     if reason in ("steps", "exit"):
         overlap.write_records()
     st.emit("end", step=st.step, reason=reason, steps=st.steps, exception=exception,
-            probe_errors=list(st.probe_errors), time=st.now(), **st.totals)
+            probe_errors=list(st.probe_errors), time=st.now(), window=window,
+            **st.window.end_fields(), **st.totals)
     if reason == "steps":
         _flush_program_output()
         os._exit(0)

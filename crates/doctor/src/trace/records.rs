@@ -74,6 +74,21 @@ pub struct Start {
     pub device: Option<String>,
     pub steps_limit: Option<u64>,
     pub heavy_steps: Option<u64>,
+    /// A cycle window's rule and caps (`null` for a fixed number of steps).
+    pub window: Option<Window>,
+}
+
+/// `start.window`: the process is watched for one cycle of the program, within caps.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Window {
+    pub cycle: bool,
+    /// The cap in optimizer steps.
+    pub steps: u64,
+    /// The cap in seconds after the first step (0: none).
+    pub seconds: f64,
+    /// The step at which the first steps are judged (a fail ends the window there).
+    pub verdict_step: Option<u64>,
 }
 
 /// `dist`.
@@ -321,6 +336,25 @@ pub struct Labels {
     pub pad_labelled: u64,
     pub grad_enabled: Option<bool>,
     pub pad_from: Option<String>,
+    /// `batch_major` (B, T) or `time_major` (T, B).
+    pub layout: Option<String>,
+    #[serde(deserialize_with = "num")]
+    pub two_inputs: Option<f64>,
+    pub eos_token_id: Option<i64>,
+    pub rows: u64,
+    pub rows_unsupervised: u64,
+    pub attended_targets: Option<u64>,
+    pub supervised_targets: Option<u64>,
+    pub never_supervised: Option<Vec<NeverSupervised>>,
+}
+
+/// A token id of `labels.never_supervised`: attended as a target, ignored wherever it occurs.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct NeverSupervised {
+    pub token: i64,
+    pub positions: u64,
+    pub isolated: u64,
 }
 
 /// `mode`.
@@ -459,7 +493,14 @@ pub struct End {
     pub forwards: Option<u64>,
     pub nograd_forwards: Option<u64>,
     pub backwards: Option<u64>,
-    pub step: u64,
+    /// Why the watched window ended (`reason: "steps"`): `steps` (a fixed window), `cycle`,
+    /// `cap_steps`, `cap_seconds`, `verdict`; `null` when the program ended on its own.
+    pub window: Option<String>,
+    /// The step the first evaluation led to, and the step the training loader's second pass
+    /// began in (`null`: not seen).
+    pub first_evaluation: Option<u64>,
+    pub second_epoch: Option<u64>,
     #[serde(deserialize_with = "num")]
     pub time: Option<f64>,
+    pub step: u64,
 }

@@ -22,6 +22,7 @@ import sys
 import weakref
 
 from .. import state as _state
+from .. import window
 from ..state import probe
 from ..where import where
 from .tensors import fingerprint_bytes, new_hash, raw_bytes, tensor_digest_into, tensors_in
@@ -87,6 +88,7 @@ def loaders():
     st = _state.STATE
     if not hasattr(st, "loaders"):
         st.loaders, st.loader_list, st.current_loader, st.set_epochs = {}, [], None, {}
+        st.train_loader = None  # the loader whose batch optimizer 0's first step followed
     return st
 
 
@@ -137,6 +139,8 @@ def drawn(iterator, batch, waited):
     if entry.current is None:
         entry.current = Epoch(entry.epochs)
         entry.epochs += 1
+        if entry.epochs > 1 and entry is st.train_loader:
+            window.note_epoch(st)
     ep = entry.current
     st.current_loader = entry
     ep.draws += 1
@@ -324,9 +328,19 @@ def note_forward(grad_enabled, training):
 
 @probe("data")
 def note_step():
-    entry = getattr(_state.STATE, "current_loader", None)
+    st = _state.STATE
+    entry = getattr(st, "current_loader", None)
     if entry is not None and entry.current is not None:
         entry.current.stepped = True
+        if getattr(st, "train_loader", None) is None:
+            st.train_loader = entry
+
+
+def training_batch():
+    """Whether the last batch drawn was the training loader's."""
+    st = _state.STATE
+    entry = getattr(st, "current_loader", None)
+    return entry is not None and entry is getattr(st, "train_loader", None)
 
 
 @probe("data")

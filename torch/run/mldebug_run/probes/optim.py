@@ -28,6 +28,7 @@ import weakref
 
 from .. import models
 from .. import state as _state
+from .. import window
 from ..state import HEAVY_STEPS, probe
 from ..where import where
 from . import batchnorm, carried, data, grads, memory, nonfinite, stages, syncs
@@ -266,10 +267,15 @@ def step_done(entry):
     if entry.index == 0 and st.counted is None or entry is st.counted:
         st.steps += 1  # records of this step are written; later ones lead to the next
         syncs.interval_started(st.step, _first_device())
-        if st.limit and st.steps >= st.limit:
+        try:
+            reason = window.after_step(st)
+        except Exception as err:  # a window that fails ends as a fixed one would
+            st.fail("window", err)
+            reason = "steps" if st.limit and st.steps >= st.limit else None
+        if reason is not None:
             from .. import stop
 
-            stop.finish("steps")
+            stop.finish("steps", window=reason)
 
 
 @probe("optimizer")
