@@ -70,7 +70,7 @@ pub enum Command {
     SweepCompare(commands::sweep_compare::Args),
     /// Read a training run's logs and say what went wrong, with the step it starts at.
     Doctor(commands::doctor::Args),
-    /// Run your own training command, watch its first steps from inside, and say what is
+    /// Run your own training command, watch one cycle of it from inside, and say what is
     /// silently wrong: `mldebug run -- python train.py`.
     Run(commands::run::Args),
     /// Shell completions.

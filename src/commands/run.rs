@@ -46,9 +46,9 @@ pub const MAX_TIMEOUT: u64 = 86_400;
 pub struct Args {
     /// What to watch in each process before ending it: `auto` (the default) watches one
     /// cycle of the program: the first steps with every probe, then lightly until it has run
-    /// its first evaluation and started its second epoch, within 1000 steps and 300 s after
-    /// its first step (a fail in the first 30 steps ends it there); N watches exactly N
-    /// optimizer steps; 0 the whole run.
+    /// its first evaluation and started its second epoch; at least 30 steps, at most 1000
+    /// steps or 300 s after its first step; a fail in the first 30 steps ends it there. N
+    /// watches exactly N optimizer steps; 0 the whole run.
     #[arg(long, value_name = "auto|N", default_value = "auto", value_parser = parse_steps)]
     pub steps: Steps,
     /// End the command after this many seconds and judge what was traced.

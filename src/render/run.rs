@@ -136,9 +136,10 @@ fn window_line(r: &Report) -> String {
         };
         return format!("  window: {rule}{eval}\n");
     };
-    let evaluated = p
-        .first_evaluation
-        .map(|e| format!("first evaluation before step {e}"));
+    let evaluated = p.first_evaluation.map(|e| match e {
+        0 | 1 => "first evaluation before step 1".to_string(),
+        e => format!("first evaluation after step {}", e - 1),
+    });
     let epoch = p
         .second_epoch
         .map(|e| format!("second epoch from step {e}"));

@@ -7,8 +7,10 @@ Two ways, by the environment the binary sets:
   cycle  MLDEBUG_RUN_WINDOW=cycle: one cycle of the program. The process is watched until it
          has run its first evaluation (after at least one step) and its training loader has
          started its second pass (a program with no training DataLoader: the evaluation
-         alone), then ends at the next step; or at a cap, MLDEBUG_RUN_STEPS steps or
-         MLDEBUG_RUN_SECONDS seconds after its first step, whichever comes first.
+         alone), then ends at the next step, but never before the checkpoint step below (a
+         cycle window watches at least what a fixed window of that many steps did); or at a
+         cap, MLDEBUG_RUN_STEPS steps or MLDEBUG_RUN_SECONDS seconds after its first step,
+         whichever comes first.
 
 An evaluation is a root forward, after step 1, of a model that has trained (a forward with
 gradients in training mode before): in eval mode (with or without gradients), or with gradients
@@ -55,6 +57,7 @@ class Window:
         self.first_evaluation = None  # the step an evaluation first led to
         self.second_epoch = None  # the step the training loader's second pass began in
         self.stop_at = None  # (step, reason) agreed by the ranks
+        self.trained = set()  # models (window keys) that ran a training forward
         self.checkpoint = None  # "stop" | "go" | None (no answer) at the verdict checkpoint
 
     def start_fields(self, limit):
@@ -67,14 +70,25 @@ class Window:
         return {"first_evaluation": self.first_evaluation, "second_epoch": self.second_epoch}
 
 
+def _key(entry):
+    """A model by its first parameter: a wrapper (DDP) and the module it wraps, run on its own
+    for an evaluation, are one model."""
+    key = getattr(entry, "window_key", None)
+    if key is None:
+        inner = entry.inner()
+        first = next(inner.parameters(), None) if inner is not None else None
+        key = entry.window_key = id(first) if first is not None else id(entry)
+    return key
+
+
 def note_forward(st, entry, module, grad, training_batch):
     """A root forward ended; `training_batch`: the last batch drawn was the training loader's.
     A model has trained once it ran a forward with gradients in training mode."""
     w = st.window
     if grad and module.training:
-        entry.trained = True
+        w.trained.add(_key(entry))
         return
-    if w.first_evaluation is not None or st.steps < 1 or not getattr(entry, "trained", False):
+    if w.first_evaluation is not None or st.steps < 1 or _key(entry) not in w.trained:
         return
     if not module.training or not training_batch:
         w.first_evaluation = st.step
@@ -169,7 +183,8 @@ def after_step(st):
             return "verdict"
     reason = None
     loaders = getattr(st, "train_loader", None)
-    if w.first_evaluation is not None and (w.second_epoch is not None or loaders is None):
+    if w.first_evaluation is not None and (w.second_epoch is not None or loaders is None) \
+            and st.steps >= w.verdict_step:
         reason = "cycle"
     elif w.seconds and now - w.first_step >= w.seconds:
         reason = "cap_seconds"
