@@ -47,41 +47,59 @@ fn by_step(p: &Process) -> BTreeMap<u64, &Step> {
     p.steps.iter().map(|s| (s.step, s)).collect()
 }
 
+/// Each rank's batches, as sets: the share of rank 0's batches (by fingerprint, whatever the
+/// step) that another rank also trained on. Ranks whose random draws start from one seed give
+/// the same batches even when one of them drew a few more (rank 0 alone evaluating first):
+/// then the same batches come a few steps apart, which a comparison of equal steps misses.
 fn same_data(ranked: &[&Process], out: &mut Vec<Finding>) {
-    let maps: Vec<_> = ranked.iter().map(|p| by_step(p)).collect();
-    let mut compared = 0usize;
-    let mut shared = 0usize;
-    let mut ranks = Vec::new();
-    let mut first = None;
-    for (step, s0) in &maps[0] {
-        let Some(fp0) = s0.batch.as_deref() else {
-            continue;
-        };
-        let others: Vec<(u32, &str)> = ranked
-            .iter()
-            .zip(&maps)
-            .skip(1)
-            .filter_map(|(p, m)| Some((p.rank(), m.get(step)?.batch.as_deref()?)))
-            .collect();
-        if others.is_empty() {
-            continue;
-        }
-        compared += 1;
-        let same: Vec<u32> = others
-            .iter()
-            .filter(|(_, fp)| *fp == fp0)
-            .map(|o| o.0)
-            .collect();
-        if !same.is_empty() {
-            shared += 1;
-            first.get_or_insert(*step);
-            ranks.push(ranked[0].rank());
-            ranks.extend(same);
-        }
-    }
-    if compared == 0 || (shared as f64) < SAME_DATA_SHARE * compared as f64 {
+    let sets: Vec<BTreeMap<&str, u64>> = ranked.iter().map(|p| batches(p)).collect();
+    let base = &sets[0];
+    if base.is_empty() {
         return;
     }
+    let compared = base.len();
+    // (rank, batches shared, the most common step offset), the rank sharing most.
+    let mut worst: Option<(u32, usize, i64)> = None;
+    let mut ranks = Vec::new();
+    let mut first: Option<u64> = None;
+    for (p, set) in ranked.iter().zip(&sets).skip(1) {
+        let mut offsets: BTreeMap<i64, usize> = BTreeMap::new();
+        let mut shared = 0usize;
+        let mut earliest = None;
+        for (fp, step) in base {
+            if let Some(other) = set.get(fp) {
+                shared += 1;
+                *offsets.entry(*other as i64 - *step as i64).or_default() += 1;
+                earliest = Some(earliest.map_or(*step, |e: u64| e.min(*step)));
+            }
+        }
+        if (shared as f64) < SAME_DATA_SHARE * compared as f64 {
+            continue;
+        }
+        let offset = offsets
+            .iter()
+            .max_by_key(|(o, n)| (**n, std::cmp::Reverse(o.abs())))
+            .map_or(0, |(o, _)| *o);
+        ranks.push(p.rank());
+        first = match (first, earliest) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if worst.is_none_or(|w| shared > w.1) {
+            worst = Some((p.rank(), shared, offset));
+        }
+    }
+    let Some((other, shared, offset)) = worst else {
+        return;
+    };
+    ranks.insert(0, ranked[0].rank());
+    let r0 = ranked[0].rank();
+    let when = match offset {
+        0 => "at the same steps".to_string(),
+        o if o > 0 => format!("{o} step(s) later"),
+        o => format!("{} step(s) earlier", -o),
+    };
+    let cause = cause_of_same_data(ranked[0], offset);
     out.push(
         Finding::new(
             Symptom::RanksSameData,
@@ -90,15 +108,54 @@ fn same_data(ranked: &[&Process], out: &mut Vec<Finding>) {
             first.unwrap_or(1) as f64,
         )
         .summary(format!(
-            "ranks received identical batches at {shared} of {compared} steps: each rank \
-                 trains on the same data, so N processes do the work of one (use a \
-                 DistributedSampler)"
+            "ranks train on the same batches: {shared} of the {compared} batches rank {r0} \
+             trained on were trained on by rank {other} too, {when}; {cause}"
         ))
-        .number("steps_shared", shared as f64)
-        .number("steps_compared", compared as f64)
+        .number("batches_shared", shared as f64)
+        .number("batches_compared", compared as f64)
+        .number("offset_steps", offset as f64)
         .ranks(ranks)
         .at(ranked[0].loaders.first().and_then(|l| l.location.clone())),
     );
+}
+
+/// A rank's batch fingerprints, each with the first step it trained on.
+fn batches(p: &Process) -> BTreeMap<&str, u64> {
+    let mut out = BTreeMap::new();
+    for s in &p.steps {
+        if let Some(fp) = s.batch.as_deref() {
+            out.entry(fp).or_insert(s.step);
+        }
+    }
+    out
+}
+
+/// Why ranks draw the same batches, from how rank 0 drew them.
+fn cause_of_same_data(p: &Process, offset: i64) -> String {
+    let drift = if offset != 0 {
+        " (the same sequence, shifted: one rank made a few draws the others did not, such as an \
+         evaluation on rank 0 alone)"
+    } else {
+        ""
+    };
+    if p.loaders.is_empty() {
+        format!(
+            "every rank draws its batches itself (random indices each step, no \
+             DistributedSampler) from a generator seeded alike on every rank{drift}, so N \
+             processes do the work of one: seed each rank apart (seed + rank) or give each rank \
+             its own shard"
+        )
+    } else if p.loaders.iter().any(|l| l.distributed == Some(true)) {
+        format!(
+            "the ranks' DistributedSampler hands them the same samples{drift} (num_replicas or \
+             rank not set from the process group?), so N processes do the work of one"
+        )
+    } else {
+        format!(
+            "the DataLoader has no DistributedSampler and shuffles with the same seed on every \
+             rank{drift}, so N processes do the work of one (use a DistributedSampler)"
+        )
+    }
 }
 
 fn differs(a: f64, b: f64) -> bool {

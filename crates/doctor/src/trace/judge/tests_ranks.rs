@@ -309,3 +309,61 @@ fn a_rank_waiting_far_longer_for_its_data_is_a_straggler() {
         );
     }
 }
+
+/// Two DDP ranks of 16 steps drawing their batches themselves (no DataLoader) from one
+/// sequence: rank 0 drew `ahead` batches more before its first step (an evaluation of its
+/// own), so its batch at step s is rank 1's at step s + `ahead`; `apart` gives rank 1 draws
+/// of its own instead.
+fn drawn_by_hand(ahead: u64, apart: bool) -> Vec<Value> {
+    let mut all = Vec::new();
+    for r in 0..2u32 {
+        let mut recs = rank(clean(16), r, 2);
+        recs.retain(|v| v["kind"] != "loader" && v["kind"] != "epoch");
+        for s in recs.iter_mut().filter(|x| x["kind"] == "step") {
+            let step = s["step"].as_u64().unwrap();
+            let draw = if r == 0 { step + ahead } else { step };
+            s["batch"] = json!(if apart && r == 1 {
+                format!("other-{draw}")
+            } else {
+                format!("draw-{draw}")
+            });
+        }
+        all.extend(recs);
+    }
+    all
+}
+
+#[test]
+fn ranks_drawing_one_sequence_a_few_steps_apart_are_on_the_same_data() {
+    let found = findings(&drawn_by_hand(4, false));
+    let f = found
+        .iter()
+        .find(|f| f.symptom == Symptom::RanksSameData)
+        .unwrap_or_else(|| panic!("{found:?}"));
+    assert_eq!((f.severity, f.ranks.clone()), (Severity::Fail, vec![0, 1]));
+    // Rank 0's draws 5..=20 against rank 1's 1..=16: 12 of 16 shared, 4 steps later.
+    let number = |name: &str| f.numbers.iter().find(|n| n.0 == name).map(|n| n.1);
+    assert_eq!(number("batches_shared"), Some(12.0), "{f:?}");
+    assert_eq!(number("batches_compared"), Some(16.0), "{f:?}");
+    assert_eq!(number("offset_steps"), Some(4.0), "{f:?}");
+    assert!(f.summary.contains("4 step(s) later"), "{}", f.summary);
+    assert!(f.summary.contains("seeded alike"), "{}", f.summary);
+    assert!(
+        f.summary.contains("evaluation on rank 0 alone"),
+        "{}",
+        f.summary
+    );
+    // The same batches at the same steps.
+    let same = findings(&drawn_by_hand(0, false));
+    let f = same
+        .iter()
+        .find(|f| f.symptom == Symptom::RanksSameData)
+        .unwrap_or_else(|| panic!("{same:?}"));
+    assert!(f.summary.contains("at the same steps"), "{}", f.summary);
+    // Each rank its own draws (seeded apart): nothing.
+    let apart = findings(&drawn_by_hand(4, true));
+    assert!(
+        !apart.iter().any(|f| f.symptom == Symptom::RanksSameData),
+        "{apart:?}"
+    );
+}
