@@ -138,7 +138,7 @@ fn watch(job: &Job, inputs: u64) -> Watched {
         "--json".to_string(),
         "run".into(),
         "--steps".into(),
-        job.entry.steps.to_string(),
+        job.entry.steps.clone(),
         "--timeout".into(),
         "300".into(),
         "--trace".into(),

@@ -27,7 +27,8 @@ pub struct Entry {
     pub clean: bool,
     /// Finding ids it must be reported with (empty for a clean program).
     pub expect: Vec<String>,
-    pub steps: u64,
+    /// `--steps` as the manifest gives it: a number, or `"auto"` (the default cycle window).
+    pub steps: String,
 }
 
 fn repo() -> PathBuf {
@@ -62,7 +63,10 @@ pub fn entries() -> Vec<Entry> {
                     .collect(),
                 clean,
                 expect,
-                steps: e["steps"].as_u64().unwrap_or(30),
+                steps: e["steps"].as_u64().map_or_else(
+                    || e["steps"].as_str().unwrap_or("30").to_string(),
+                    |n| n.to_string(),
+                ),
             }
         })
         .collect()

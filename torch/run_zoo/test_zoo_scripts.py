@@ -112,6 +112,8 @@ EFFECTS = [
     ("loss_spike_batch", "mse", lambda v: max(v) > 1000, lambda v: max(v) < 100),
     ("eval_no_eval_mode_bn", "bn batches tracked", lambda v: v[-1] > 20, lambda v: v[-1] == 20),
     ("duplicate_batches", "records seen", lambda v: v[-1] == 320, lambda v: v[-1] == 160),
+    ("cycle_nan_temperature", "loss", lambda v: is_nan(v[-1]), lambda v: not any(map(is_nan, v))),
+    ("cycle_eval_train_mode", "val_acc", lambda v: len(v) >= 3, lambda v: len(v) >= 3),
 ]
 
 
@@ -126,8 +128,9 @@ class ManifestTest(unittest.TestCase):
                 self.assertIn("{seed}", e["command"])
                 self.assertLessEqual(set(e["needs"]), KNOWN_NEEDS)
                 self.assertEqual("torchrun" in e["needs"], e["command"][0] == "torchrun")
-                self.assertIsInstance(e["steps"], int)
-                self.assertGreater(e["steps"], 0)
+                if e["steps"] != "auto":  # "auto": the default window, one cycle
+                    self.assertIsInstance(e["steps"], int)
+                    self.assertGreater(e["steps"], 0)
                 self.assertEqual(e["clean"], not e["expect"], "clean exactly when nothing is expected")
                 if not e["clean"]:
                     self.assertTrue(e["bug"])
