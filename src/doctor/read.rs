@@ -1,30 +1,13 @@
 //! From the paths on the command line to runs: plain-text logs through
 //! `mldebug_doctor::textlog`, everything else through the `sweep-compare` readers.
 
+pub use super::run::Run;
 use crate::sweep::readers;
 use crate::{Error, Result};
-use mldebug_doctor::textlog::{ReadReport, TextLog};
+use mldebug_doctor::textlog::TextLog;
 use mldebug_doctor::RunHistory;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-
-/// One run as `doctor` sees it.
-#[derive(Debug, Clone)]
-pub struct Run {
-    pub name: String,
-    /// The file or directory it was read from.
-    pub source: PathBuf,
-    /// The place inside `source` when it holds several runs.
-    pub place: String,
-    pub seed: Option<String>,
-    pub history: RunHistory,
-    /// For a plain-text log: which lines were read.
-    pub text: Option<ReadReport>,
-    /// For a run trace (`mldebug run --trace`): its processes, judged by the trace judgement.
-    pub trace: Option<Vec<mldebug_doctor::trace::Process>>,
-    /// What a person should know about how it was read (a cut last line left out).
-    pub notes: Vec<String>,
-}
 
 /// File extensions of plain-text logs.
 const TEXT_EXTENSIONS: [&str; 5] = ["log", "txt", "out", "err", "stdout"];

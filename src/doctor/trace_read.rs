@@ -4,7 +4,7 @@
 //! leaves out a process's unfinished line; any other line that does not read is bad input
 //! naming the file and the line: a trace is judged or refused, never passed unread.
 
-use super::read::Run;
+use super::run::Run;
 use crate::{Error, Result};
 use mldebug_doctor::trace;
 use mldebug_doctor::RunHistory;

@@ -3,7 +3,8 @@
 //! `mldebug run` builds it from the traces it just collected; `mldebug doctor TRACE.jsonl`
 //! from a kept one, so both say the same.
 
-use super::report::{link_without, Counts, Framework, LinkedFinding, RunReport, SeriesSummary};
+use super::document::{Counts, LinkedFinding, RunReport, SeriesSummary};
+use super::playbook::{link_without, Framework};
 use crate::catalog::Catalog;
 use mldebug_doctor::trace::{judge, Process};
 
@@ -48,7 +49,7 @@ pub fn count(run: &RunReport) -> Counts {
 
 #[cfg(test)]
 mod tests {
-    use crate::doctor::report::{link_as, Framework};
+    use crate::doctor::playbook::{link_as, Framework};
 
     /// A finding about a PyTorch program points to PyTorch: no candle hypothesis, no candle
     /// command, and the checks it suggests are asked of a PyTorch model. Every row with a

@@ -16,7 +16,6 @@
 //! (`max_memory_allocated`; the CUDA context and the allocator's reserve are in neither); on
 //! CPU the measured side is the process's resident set, and the comparison is rough.
 
-use super::stages::MIB;
 use crate::trace::read::Process;
 use crate::trace::records::Model;
 use mldebug_memory::config;
@@ -28,6 +27,9 @@ use mldebug_memory::setup::{
 use mldebug_text::number::num;
 use serde_json::Value;
 use std::path::Path;
+
+/// Bytes in a MiB (also the estimate's and the tests' unit).
+pub(super) const MIB: f64 = 1024.0 * 1024.0;
 
 /// The longest name from a trace (a model type, an optimizer's class) quoted in a line: any
 /// real one is far shorter, and a longer one is cut rather than repeated whole.

@@ -9,7 +9,7 @@
 //! (`memory_allocated`, or the resident set). For a transformers model whose config
 //! `mldebug memory` reads, its estimate of each stage stands beside them ([`memory_estimate`]).
 
-use super::memory_estimate::{self, Figure, Measured};
+use super::memory_estimate::{self, Figure, Measured, MIB};
 use crate::finding::{Finding, Severity, Symptom};
 use crate::trace::read::Process;
 use crate::trace::records::{Memory, Step};
@@ -33,9 +33,6 @@ const SPIKE_FACTOR: f64 = 1.0;
 /// … and by at least this many bytes: below it, allocator rounding and lazily created buffers
 /// (thread pools, workspaces) move a small model's figures by that much at no cost.
 const SPIKE_FLOOR: f64 = 256.0 * 1024.0 * 1024.0;
-
-/// Bytes in a MiB (also the estimate's and the tests' unit).
-pub(super) const MIB: f64 = 1024.0 * 1024.0;
 
 /// The two readings of a point: the peak so far and what is held.
 fn readings(m: &Memory, cuda: bool) -> (Option<f64>, Option<f64>) {

@@ -86,7 +86,7 @@ pub(crate) fn rank(mut records: Vec<Value>, rank: u32, world: u32) -> Vec<Value>
     records
 }
 
-pub(super) use super::stages::MIB;
+pub(super) use super::memory_estimate::MIB;
 
 /// Stage points of steps 1 and 2, each step's five points (forward, backward, backward_end,
 /// step, step_end) as (peak, held) MiB. Step 1: forward +100 (activations), backward +50,
