@@ -233,7 +233,8 @@ def _compare(tensors, copies, limit):
         diff = now.to(torch.float32) - before.to(torch.float32)
         deltas.append(torch.linalg.vector_norm(diff))
         weights.append(torch.linalg.vector_norm(before, dtype=torch.float32)
-                       if before.is_floating_point() else torch.linalg.vector_norm(before.float()))
+                       if before.is_floating_point() and before.element_size() <= 4
+                       else torch.linalg.vector_norm(before.float()))
     return changed, deltas, weights
 
 

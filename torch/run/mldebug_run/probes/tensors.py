@@ -79,7 +79,10 @@ def norms(tensors):
     out = [None] * len(tensors)
     for (_, dtype), idx in _groups(tensors).items():
         group = [tensors[i] for i in idx]
-        if dtype.is_floating_point or dtype.is_complex:
+        if dtype in (torch.float64, torch.complex128):
+            # A norm narrows no input (dtype=float32 raises on these): their own precision, then cast.
+            result = [torch.linalg.vector_norm(t).to(torch.float32) for t in group]
+        elif dtype.is_floating_point or dtype.is_complex:
             try:
                 result = torch._foreach_norm(group, 2, dtype=torch.float32)
             except (RuntimeError, TypeError):
