@@ -106,6 +106,7 @@ class State:
         self.totals = {"forwards": 0, "nograd_forwards": 0, "backwards": 0}  # over the run
         self.manual = None  # probes/manual.py: the hand-written update's entry, once measured
         self.counted = None  # an optimizer that stepped after hand-written steps: it counts now
+        self.in_step = None  # the optimizer whose step is under way (between its two hooks)
 
     # --- steps -----------------------------------------------------------------------------
     @property

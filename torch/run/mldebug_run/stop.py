@@ -46,7 +46,7 @@ def finish(reason, exception=None, window=None):
         overlap.write_records()
     st.emit("end", step=st.step, reason=reason, steps=st.steps, exception=exception,
             probe_errors=list(st.probe_errors), time=st.now(), window=window,
-            **st.window.end_fields(), **st.totals)
+            in_step=st.in_step is not None, **st.window.end_fields(), **st.totals)
     if reason == "steps":
         _flush_program_output()
         os._exit(0)

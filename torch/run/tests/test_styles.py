@@ -90,6 +90,13 @@ class Closure(unittest.TestCase):
             self.assertEqual(r["with_grad"], 4)
             self.assertGreater(r["grad_norm"], 0)
         self.assertGreater(ours[0]["changed"], 0)
+        self.assertFalse(records[-1]["in_step"])
+
+    def test_a_program_that_ends_inside_its_first_step_says_so(self):
+        records = trace_of(STYLES, "--style", "lbfgs_exit")
+        self.assertEqual(steps(records), [])
+        end = records[-1]
+        self.assertEqual((end["reason"], end["in_step"], end["backwards"]), ("exit", True, 2))
 
 
 @unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")

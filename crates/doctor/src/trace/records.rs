@@ -489,6 +489,9 @@ pub struct End {
     pub steps: u64,
     pub exception: Option<String>,
     pub probe_errors: Vec<String>,
+    /// The process ended while an optimizer's step was under way (a closure optimizer's first
+    /// step, interrupted).
+    pub in_step: bool,
     /// Root forwards with gradients, without, and backward calls over the whole run.
     pub forwards: Option<u64>,
     pub nograd_forwards: Option<u64>,

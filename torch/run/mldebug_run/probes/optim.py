@@ -143,6 +143,7 @@ def step_pre(opt, args, kwargs):
                 st.counted = entry
         if st.manual is not None:
             st.manual.pending_pre = None  # an optimizer steps: no hand-written step is open
+        st.in_step = entry
     except Exception as err:
         st.fail("steps", err)
         return
@@ -249,6 +250,7 @@ def step_post(opt, args, kwargs):
             entry.index = len(st.stepped)
             st.stepped.append(entry)
         entry.steps += 1
+        st.in_step = None
         pre, entry.heavy = entry.heavy, None
         if entry.steps == 1:
             _optimizer_record(entry, opt, tensors_of(opt))

@@ -82,6 +82,22 @@ pub(super) fn judge_run(all: &[Process], trainers: &[&Process], out: &mut Vec<Fi
     if trainers.iter().any(|p| step_probe_failed(p)) {
         return;
     }
+    // Ended inside the first step (a closure optimizer runs many forwards and backwards in
+    // one): whether anything trains is not known, so a warning, not a fail.
+    if trainers
+        .iter()
+        .any(|p| p.end.as_ref().is_some_and(|e| e.in_step))
+    {
+        out.push(
+            Finding::new(Symptom::NoOptimizerStep, Severity::Warn, "run", 0.0).summary(format!(
+                "the program ended inside its first optimizer step ({}): the step never \
+                 finished, so nothing of it was measured (a closure optimizer such as L-BFGS \
+                 runs many forwards and backwards in one step: watch it longer, --timeout)",
+                seen(trainers)
+            )),
+        );
+        return;
+    }
     let why = if trainers.is_empty() && all.is_empty() {
         // A process writes its trace from its first model or optimizer on: with no trace at
         // all, whether torch was imported is not known (a run timed out while importing it, or
@@ -121,6 +137,5 @@ fn seen(trainers: &[&Process]) -> String {
             parts.push("no backward, so no gradient and no update".to_string());
         }
     }
-    parts.push("no optimizer stepped".to_string());
     parts.join("; ")
 }

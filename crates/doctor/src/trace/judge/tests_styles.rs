@@ -278,3 +278,25 @@ fn a_closure_optimizers_step_is_not_held_to_the_bound_of_one_gradient_step() {
     set(&mut r, "step", |_| true, "closure", json!(true));
     assert_eq!(symptoms(&r), []);
 }
+
+#[test]
+fn a_run_that_ends_inside_its_first_closure_step_warns_that_it_was_not_measured() {
+    let mut r: Vec<Value> = clean(5)
+        .into_iter()
+        .filter(|x| !matches!(x["kind"].as_str(), Some("step" | "optimizer" | "grads")))
+        .collect();
+    let end = r.len() - 1;
+    r[end] = json!({"kind": "end", "reason": "signal", "steps": 0, "in_step": true,
+                    "forwards": 10, "nograd_forwards": 0, "backwards": 10});
+    let f = findings(&r);
+    let none = f
+        .iter()
+        .find(|f| f.symptom == Symptom::NoOptimizerStep)
+        .expect("no-optimizer-step");
+    assert_eq!(none.severity, Severity::Warn, "{none:?}");
+    assert!(
+        none.summary.contains("inside its first optimizer step"),
+        "{none:?}"
+    );
+    assert!(fails(&r).is_empty());
+}
