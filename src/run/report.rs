@@ -36,7 +36,7 @@ pub struct Report {
 /// How the command ended.
 #[derive(Debug, Serialize)]
 pub struct Outcome {
-    /// `stopped` (mldebug ended it after the steps), `exited`, `failed`, `timed_out`,
+    /// `stopped` (mldebug ended it at the end of its window), `exited`, `failed`, `timed_out`,
     /// `interrupted`.
     pub how: &'static str,
     /// Its exit code, when it exited.

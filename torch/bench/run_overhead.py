@@ -11,7 +11,8 @@ the loss read back (`loss.item()`), so a step's time holds its GPU work. Both pr
 first HEAVY steps (the probes' heavy steps, plus warm-up) are reported apart; the median of the
 later steps of each process is compared.
 
-    python torch/bench/run_overhead.py [--steps 20] [--threads 2] [--device cuda]
+    python torch/bench/run_overhead.py [--steps 20] [--threads 2] [--device cuda] [--window cycle]
+                                       [--model mlp]
 """
 
 import argparse
@@ -30,14 +31,17 @@ RUN = os.path.normpath(os.path.join(HERE, "..", "run"))
 HEAVY = 4  # the probes' 3 heavy steps and one more for the allocator to settle
 
 
-def child(threads, device):
+def child(threads, device, model_name="gpt2"):
     """One training process: a step each time the parent writes a line; prints its seconds."""
     import torch
     from torch.utils.data import DataLoader, TensorDataset
-    from transformers import AutoConfig, GPT2LMHeadModel
 
     torch.set_num_threads(threads)
     torch.manual_seed(0)
+    if model_name == "mlp":  # a step of about a millisecond: the probes' fixed cost shows most
+        return _child_mlp(torch, DataLoader, TensorDataset, device)
+    from transformers import AutoConfig, GPT2LMHeadModel
+
     model = GPT2LMHeadModel(AutoConfig.from_pretrained(CONFIG)).to(device)
     ids = torch.randint(0, model.config.vocab_size, (8 * 64, 128),
                         generator=torch.Generator().manual_seed(0))
@@ -61,6 +65,30 @@ def child(threads, device):
 
 
 
+def _child_mlp(torch, DataLoader, TensorDataset, device):
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
+                          nn.Linear(256, 10)).to(device)
+    g = torch.Generator().manual_seed(0)
+    x, y = torch.randn(64 * 64, 64, generator=g), torch.randint(0, 10, (64 * 64,), generator=g)
+    loader = DataLoader(TensorDataset(x, y), batch_size=64, shuffle=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    batches = iter(loader)
+    print("ready", flush=True)
+    for _ in sys.stdin:
+        started = time.perf_counter()
+        try:
+            xb, yb = next(batches)
+        except StopIteration:
+            batches = iter(loader)
+            xb, yb = next(batches)
+        loss = torch.nn.functional.cross_entropy(model(xb.to(device)), yb.to(device))
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        print(json.dumps({"s": time.perf_counter() - started, "loss": loss.item()}), flush=True)
+
+
 def contract_version():
     """The trace contract version from its one definition (`TRACE_VERSION` in
     crates/doctor/src/trace/records.rs), as the binary hands it to the probes."""
@@ -69,9 +97,10 @@ def contract_version():
     with open(records) as f:
         return re.search(r"pub const TRACE_VERSION: u32 = (\d+);", f.read()).group(1)
 
-def start(watched, threads, device):
+def start(watched, threads, device, window=None, model="gpt2"):
     env = dict(os.environ)
-    for key in ("MLDEBUG_RUN_DIR", "MLDEBUG_RUN_STEPS", "MLDEBUG_RUN_CONTRACT"):
+    for key in ("MLDEBUG_RUN_DIR", "MLDEBUG_RUN_STEPS", "MLDEBUG_RUN_CONTRACT",
+                "MLDEBUG_RUN_WINDOW", "MLDEBUG_RUN_SECONDS", "MLDEBUG_RUN_VERDICT_STEP"):
         env.pop(key, None)
     trace_dir = None
     if watched:
@@ -79,8 +108,11 @@ def start(watched, threads, device):
         env["PYTHONPATH"] = os.pathsep.join([RUN] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
         env.update(MLDEBUG_RUN_DIR=trace_dir, MLDEBUG_RUN_STEPS="0",
                    MLDEBUG_RUN_CONTRACT=contract_version())
+        if window == "cycle":  # `--steps auto`'s window, its caps out of reach (no evaluation)
+            env.update(MLDEBUG_RUN_WINDOW="cycle", MLDEBUG_RUN_STEPS="1000000",
+                       MLDEBUG_RUN_SECONDS="86400")
     proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--child", "--threads",
-                             str(threads), "--device", device], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             str(threads), "--device", device, "--model", model], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             env=env, text=True)
     return proc, trace_dir
 
@@ -92,13 +124,19 @@ def main():
     ap.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     ap.add_argument("--watched-first", action="store_true",
                     help="the watched process steps first in each round (default: the plain one)")
+    ap.add_argument("--window", choices=["steps", "cycle"], default="steps",
+                    help="the watched process's window: every step (steps 0), or the cycle "
+                         "window of `--steps auto` (its light phase: this loop never evaluates)")
+    ap.add_argument("--model", choices=["gpt2", "mlp"], default="gpt2",
+                    help="the GPT-2-5M script, or a ~85k-parameter MLP (batch 64, ~1 ms a step)")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.threads, args.device)
+        child(args.threads, args.device, args.model)
         return
     order = ["watched", "plain"] if args.watched_first else ["plain", "watched"]
-    procs = {name: start(name == "watched", args.threads, args.device) for name in order}
+    procs = {name: start(name == "watched", args.threads, args.device, args.window, args.model)
+             for name in order}
     for proc, _ in procs.values():
         if proc.stdout.readline().strip() != "ready":
             sys.exit("a training process did not start")
@@ -117,8 +155,9 @@ def main():
     traces = os.listdir(procs["watched"][1])
     plain, watched = (statistics.median(times[n][HEAVY:]) for n in ("plain", "watched"))
     heavy = [w / p for w, p in zip(times["watched"][:3], times["plain"][:3])]
-    print("device: %s, steps per process: %d (the first %d apart), threads: %d, first in a "
-          "round: %s" % (args.device, args.steps, HEAVY, args.threads, order[0]))
+    print("model: %s, device: %s, steps per process: %d (the first %d apart), threads: %d, "
+          "first in a round: %s, window: %s" % (args.model, args.device, args.steps, HEAVY,
+                                                args.threads, order[0], args.window))
     print("median step, later steps: plain %.1f ms, watched %.1f ms, ratio %.3f"
           % (plain * 1e3, watched * 1e3, watched / plain))
     paired = statistics.median(w / p for w, p in zip(times["watched"][HEAVY:], times["plain"][HEAVY:]))
