@@ -54,12 +54,18 @@ fn probe_errors(p: &Process, out: &mut Vec<Finding>) {
     for e in &end.probe_errors {
         let (name, error) = e.split_once(": ").unwrap_or(("(unnamed)", e.as_str()));
         out.push(
-            Finding::new(Symptom::ProbeError, Severity::Info, "run", 0.0)
-                .summary(format!(
-                    "probe {name} could not measure: {error} (what it measures is left out of \
+            // One line per probe: the same probe's error on several ranks merges into one.
+            Finding::new(
+                Symptom::ProbeError,
+                Severity::Info,
+                &format!("probe {name}"),
+                0.0,
+            )
+            .summary(format!(
+                "probe {name} could not measure: {error} (what it measures is left out of \
                      this report)"
-                ))
-                .details([e.clone()]),
+            ))
+            .details([e.clone()]),
         );
     }
 }

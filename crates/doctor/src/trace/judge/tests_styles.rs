@@ -300,3 +300,41 @@ fn a_run_that_ends_inside_its_first_closure_step_warns_that_it_was_not_measured(
     );
     assert!(fails(&r).is_empty());
 }
+
+#[test]
+fn each_probe_error_is_one_line_however_many_probes_and_ranks() {
+    let errors = json!([
+        "labels: KeyError: 'x'",
+        "overlap: TypeError: object of type 'Foo' has no len()"
+    ]);
+    let mut r = clean(5);
+    let end = r.len() - 1;
+    r[end]["probe_errors"] = errors.clone();
+    let f = findings(&r);
+    let lines: Vec<&Finding> = f
+        .iter()
+        .filter(|f| f.symptom == Symptom::ProbeError)
+        .collect();
+    assert_eq!(lines.len(), 2, "{f:?}");
+    assert!(lines[0]
+        .summary
+        .starts_with("probe labels could not measure"));
+    assert!(lines[1]
+        .summary
+        .starts_with("probe overlap could not measure"));
+    // Two ranks with the same error: one line naming both.
+    let mut all = Vec::new();
+    for rank in 0..2 {
+        let mut r = super::test_support::rank(clean(5), rank, 2);
+        let end = r.len() - 1;
+        r[end]["probe_errors"] = json!(["labels: KeyError: 'x'"]);
+        all.extend(r);
+    }
+    let f = findings(&all);
+    let lines: Vec<&Finding> = f
+        .iter()
+        .filter(|f| f.symptom == Symptom::ProbeError)
+        .collect();
+    assert_eq!(lines.len(), 1, "{f:?}");
+    assert_eq!(lines[0].ranks, [0, 1]);
+}
