@@ -130,6 +130,7 @@ pub struct Model {
     pub lora_targets: Option<serde_json::Value>,
     pub step: u64,
     pub device: Option<String>,
+    pub pad_token_id: Option<i64>,
 }
 
 /// One parameter group of an optimizer.
@@ -378,6 +379,14 @@ pub struct Nonfinite {
     pub module: Option<String>,
     pub class: Option<String>,
     pub frames: Vec<String>,
+    /// The loss's value (`phase: "loss"`).
+    #[serde(deserialize_with = "num")]
+    pub value: Option<f64>,
+    /// When a parameter was found (`phase: "parameter"`).
+    pub when: Option<String>,
+    /// Whether the module's inputs and its own parameters were finite (`phase: "forward"`).
+    pub inputs_finite: Option<bool>,
+    pub parameters_finite: Option<bool>,
 }
 
 /// `loader`.
