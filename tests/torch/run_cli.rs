@@ -300,3 +300,71 @@ fn the_probes_change_no_number_the_program_computes() {
     assert_eq!(plain[20], "step env None");
     assert_eq!(losses(&String::from_utf8_lossy(&watched.stdout)), plain);
 }
+
+/// A loop of 10,000 steps without a DataLoader that evaluates after step 40; `{zero}` resets
+/// the gradients or not.
+const CYCLE: &str = r#"
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x = torch.randn(32, 8); y = torch.randint(0, 3, (32,))
+for step in range(1, 10001):
+    {zero}
+    loss = torch.nn.functional.cross_entropy(model(x), y)
+    loss.backward()
+    opt.step()
+    if step % 40 == 0:
+        model.eval()
+        with torch.no_grad():
+            print(f"step {step} eval loss {torch.nn.functional.cross_entropy(model(x), y).item():.4f}")
+        model.train()
+"#;
+
+#[test]
+fn the_default_window_is_one_cycle_and_a_fail_in_the_first_steps_ends_it_at_the_checkpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, zero) in [("clean.py", "opt.zero_grad()"), ("bug.py", "pass")] {
+        std::fs::write(dir.path().join(name), CYCLE.replace("{zero}", zero)).unwrap();
+    }
+    let out = run(dir.path(), &["--json", "run", "--", &py(), "clean.py"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d = doc(&out);
+    assert_eq!(d["window"]["rule"], "cycle");
+    assert_eq!(d["steps_limit"], 1000);
+    let p = &d["processes"][0];
+    // No training loader: the first evaluation (after step 40) ends the cycle at step 41.
+    assert_eq!(
+        (&p["window_end"], &p["first_evaluation"]),
+        (&"cycle".into(), &41.into())
+    );
+    assert_eq!(p["steps"], 41);
+    let out = run(dir.path(), &["--json", "run", "--", &py(), "bug.py"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let d = doc(&out);
+    let p = &d["processes"][0];
+    assert_eq!(
+        (&p["window_end"], &p["steps"]),
+        (&"verdict".into(), &30.into())
+    );
+    assert!(
+        symptoms(&d).contains(&"grads-accumulate".to_string()),
+        "{d}"
+    );
+    let text = run(dir.path(), &["run", "--", &py(), "bug.py"]);
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("ended at step 30: the first steps already hold a fail"),
+        "{text}"
+    );
+}
