@@ -14,7 +14,7 @@ mod tree;
 
 use std::collections::VecDeque;
 use std::io::Read;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -254,6 +254,12 @@ impl Descendants {
     }
 }
 
+/// Kills every process whose environment holds `var=value` (a run's private folder, which
+/// every process the run started inherits): those that left both the tree and the group.
+pub fn kill_by_environment(var: &str, value: &str) {
+    tree::kill_alive(&tree::with_environment(var, value));
+}
+
 impl Default for Descendants {
     fn default() -> Self {
         Descendants::new()
@@ -306,16 +312,22 @@ pub fn signal_name(sig: i32) -> Option<&'static str> {
         2 => "SIGINT",
         3 => "SIGQUIT",
         4 => "SIGILL",
+        5 => "SIGTRAP",
         6 => "SIGABRT",
         7 => "SIGBUS",
         8 => "SIGFPE",
         9 => "SIGKILL",
+        10 => "SIGUSR1",
         11 => "SIGSEGV",
+        12 => "SIGUSR2",
         13 => "SIGPIPE",
         14 => "SIGALRM",
         15 => "SIGTERM",
         24 => "SIGXCPU",
         25 => "SIGXFSZ",
+        26 => "SIGVTALRM",
+        27 => "SIGPROF",
+        31 => "SIGSYS",
         _ => return None,
     })
 }
@@ -327,23 +339,23 @@ pub fn kill_group(_pid: u32) {}
 /// Kill the child's whole process group (the child leads it: its pgid is its pid).
 #[cfg(unix)]
 pub fn kill_group(pid: u32) {
-    // std has no killpg; kill(1) with a negative pid signals the group.
-    kill(&[format!("-{pid}")]);
+    if let Ok(pgid) = i32::try_from(pid) {
+        if pgid > 1 {
+            kill(&[-pgid]);
+        }
+    }
 }
 
-/// SIGKILL to each of `targets` (pids, or `-pgid` for a group).
+/// SIGKILL to each of `targets` (pids, or `-pgid` for a group), by the kill(2) system call:
+/// never a `kill` program found on `PATH`, which may be missing or the user's own.
 #[cfg(unix)]
-fn kill(targets: &[String]) {
-    if targets.is_empty() {
-        return;
+fn kill(targets: &[i32]) {
+    for &t in targets {
+        // SAFETY: kill(2) has no memory effects; an error (the process is gone) is ignored.
+        unsafe {
+            libc::kill(t, libc::SIGKILL);
+        }
     }
-    let _ = Command::new("kill")
-        .arg("-KILL")
-        .arg("--")
-        .args(targets)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status();
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@ pub enum Exit {
     ModelError = 4,
     /// `mldebug run`: the run reached `--timeout` (as `timeout(1)` exits).
     TimedOut = 124,
+    /// `mldebug run`: its terminal closed (SIGHUP), the shells' 128 + 1.
+    HangUp = 129,
     /// `mldebug run`: interrupted by Ctrl-C (SIGINT), the shells' 128 + 2.
     Interrupted = 130,
     /// `mldebug run`: terminated by SIGTERM, the shells' 128 + 15.

@@ -47,6 +47,39 @@ pub fn descendants(root: u32) -> Vec<Proc> {
     found
 }
 
+/// Every process (but this one) whose environment holds `var=value`: what a program started
+/// under a run inherited, found even when it left the tree (a daemon that forked twice, whose
+/// parent is now init) or its group.
+pub fn with_environment(var: &str, value: &str) -> Vec<Proc> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let want = format!("{var}={value}");
+    let own = std::process::id();
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == own {
+            continue;
+        }
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|&b| b == 0).any(|e| e == want.as_bytes()) {
+            if let Some((_, start)) = stat_of(pid) {
+                found.push(Proc { pid, start });
+            }
+        }
+    }
+    found
+}
+
 /// `now` (the descendants just found), and those of `before` still alive as the same process:
 /// a helper whose parent died is no longer a descendant, but is still the child's doing.
 pub fn still_known(before: Vec<Proc>, mut now: Vec<Proc>) -> Vec<Proc> {
@@ -60,10 +93,11 @@ pub fn still_known(before: Vec<Proc>, mut now: Vec<Proc>) -> Vec<Proc> {
 
 /// Kills each of `procs` that is still the same process.
 pub fn kill_alive(procs: &[Proc]) {
-    let alive: Vec<String> = procs
+    let alive: Vec<i32> = procs
         .iter()
         .filter(|p| p.alive())
-        .map(|p| p.pid.to_string())
+        .filter_map(|p| i32::try_from(p.pid).ok())
+        .filter(|&p| p > 1)
         .collect();
     #[cfg(unix)]
     super::kill(&alive);

@@ -10,7 +10,7 @@
 //! Exit status (the report is printed first in every case but 2): 2 when the command does not
 //! exist, hides its Python from the probes, `--trace` names something that may not be
 //! replaced, or the command ran no PyTorch training at all; 130 when mldebug was interrupted
-//! (Ctrl-C, SIGINT), 143 when it was terminated (SIGTERM); 124 when the run reached
+//! (Ctrl-C, SIGINT), 143 when it was terminated (SIGTERM), 129 when its terminal closed (SIGHUP); 124 when the run reached
 //! `--timeout`; 4 when the program failed on its own (it raised, was killed, or exited non-zero
 //! before the step limit); 74 when the trace could not be kept; else 1 when a finding is a
 //! fail, 0 otherwise. Should mldebug itself be killed, the command ends with it
@@ -117,7 +117,8 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
     }
     for (file, line) in &collected.overlong {
         note(&format!(
-            "mldebug run: line {line} of one process's trace ({file}) is longer than a record              may be ({} bytes); that process is judged up to it",
+            "mldebug run: line {line} of one process's trace ({file}) is longer than a record \
+                        may be ({} bytes); that process is judged up to it",
             mldebug_doctor::trace::read::MAX_LINE
         ));
     }
@@ -181,6 +182,8 @@ fn exit_for(ended: &launch::Ended, failed_alone: bool, fails: usize) -> Exit {
     match ended.interrupted {
         #[cfg(unix)]
         Some(libc::SIGTERM) => Exit::Terminated,
+        #[cfg(unix)]
+        Some(libc::SIGHUP) => Exit::HangUp,
         Some(_) => Exit::Interrupted,
         None if ended.timed_out => Exit::TimedOut,
         None if failed_alone => Exit::ModelError,

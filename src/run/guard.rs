@@ -17,6 +17,11 @@ use std::process::{Child, Command, Stdio};
 
 /// The first argument that starts the guard instead of the command line.
 pub const ARG: &str = "__run-guard";
+/// The variable naming a run's private folder, which every process of the run inherits.
+pub const RUN_DIR_VARIABLE: &str = "MLDEBUG_RUN_DIR";
+/// The guard's process name (`pkill -x mldebug` and `killall mldebug` leave it to its work).
+#[cfg(target_os = "linux")]
+const NAME: &[u8] = b"mldebug-guard\0";
 /// What mldebug writes to the guard when it has ended the run itself.
 const DONE: &[u8] = b"done";
 
@@ -73,6 +78,11 @@ pub fn main(args: &[String]) -> u8 {
     if pgid <= 1 {
         return 2;
     }
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_NAME reads a NUL-terminated string of at most 16 bytes.
+    unsafe {
+        libc::prctl(libc::PR_SET_NAME, NAME.as_ptr() as libc::c_ulong, 0, 0, 0);
+    }
     let mut said = Vec::new();
     let _ = std::io::stdin().lock().take(64).read_to_end(&mut said);
     if said == DONE {
@@ -83,6 +93,7 @@ pub fn main(args: &[String]) -> u8 {
     below.scan(pgid);
     crate::child_process::kill_group(pgid);
     below.kill_alive();
+    crate::child_process::kill_by_environment(RUN_DIR_VARIABLE, &dir.display().to_string());
     let ours = dir
         .file_name()
         .and_then(|n| n.to_str())

@@ -104,10 +104,13 @@ pub fn run(
     // of their own) ends with it.
     child_process::kill_group(pid);
     started_by.kill_alive();
+    // A daemon that forked twice left the tree and the group, but not the environment.
+    child_process::kill_by_environment(guard::RUN_DIR_VARIABLE, &dir.display().to_string());
     if let Some(g) = guard {
         g.release();
     }
-    signals::restore();
+    // The handlers stay for the rest of mldebug's life: a Ctrl-C or SIGTERM while the report is
+    // made is noted, not fatal, so the trace is still kept and the private folder removed.
     Ok(Ended {
         status,
         timed_out,
@@ -128,13 +131,14 @@ fn interrupt_group(pid: u32) {
 #[cfg(not(unix))]
 fn interrupt_group(_pid: u32) {}
 
-/// SIGINT and SIGTERM to mldebug while the command runs: noted, not fatal, so the trace so far
-/// is judged. The handlers are mldebug's only: a child gets the default ones back at exec.
+/// SIGINT, SIGTERM and SIGHUP (a closed terminal) to mldebug while the command runs: noted, not
+/// fatal, so the trace so far is judged. The handlers are mldebug's only: a child gets the
+/// default ones back at exec.
 #[cfg(unix)]
 mod signals {
     use std::sync::atomic::{AtomicI32, Ordering};
 
-    /// The first of SIGINT and SIGTERM received, 0 for none.
+    /// The first of SIGINT, SIGTERM and SIGHUP received, 0 for none.
     static INTERRUPTED: AtomicI32 = AtomicI32::new(0);
 
     extern "C" fn note(sig: libc::c_int) {
@@ -148,14 +152,7 @@ mod signals {
         unsafe {
             libc::signal(libc::SIGINT, handler);
             libc::signal(libc::SIGTERM, handler);
-        }
-    }
-
-    pub fn restore() {
-        // SAFETY: restores the default dispositions.
-        unsafe {
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            libc::signal(libc::SIGHUP, handler);
         }
     }
 
@@ -167,7 +164,6 @@ mod signals {
 #[cfg(not(unix))]
 mod signals {
     pub fn install() {}
-    pub fn restore() {}
     pub fn interrupted() -> Option<i32> {
         None
     }

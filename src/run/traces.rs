@@ -120,18 +120,19 @@ impl Target {
             }
             Err(e) => return Err(Error::io(format!("--trace {shown}"), &e)),
             Ok(m) if m.file_type().is_symlink() => {
-                let target = std::fs::canonicalize(path).map_err(|_| {
+                // What the link names, followed (a `/proc/self/fd/1` names a pipe or a terminal
+                // that has no path to canonicalise).
+                let meta = std::fs::metadata(path).map_err(|_| {
                     Error::usage(format!(
                         "--trace {shown}: a symbolic link to nothing; name a regular file"
                     ))
                 })?;
-                let meta = std::fs::metadata(&target)
-                    .map_err(|e| Error::io(format!("--trace {shown}"), &e))?;
-                replaceable(path, &target, &meta)?;
-                target
+                replaceable(path, &meta).map_err(|why| refused(path, &why))?;
+                std::fs::canonicalize(path)
+                    .map_err(|e| Error::io(format!("--trace {shown}"), &e))?
             }
             Ok(m) => {
-                replaceable(path, path, &m)?;
+                replaceable(path, &m).map_err(|why| refused(path, &why))?;
                 path.to_path_buf()
             }
         };
@@ -167,37 +168,52 @@ impl Target {
     /// Writes the traces (whole, then renamed into place), after checking again that what is
     /// there now may still be replaced.
     pub fn keep(&self, text: &str) -> Result<()> {
+        let shown = self.shown.display();
         match std::fs::symlink_metadata(&self.file) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(Error::io(format!("--trace {}", self.shown.display()), &e)),
-            Ok(m) => replaceable(&self.shown, &self.file, &m)?,
+            Err(e) => return Err(Error::io(format!("--trace {shown}"), &e)),
+            Ok(m) => replaceable(&self.file, &m).map_err(|why| {
+                Error::new(
+                    crate::Kind::Io,
+                    format!(
+                        "--trace {shown}: what is there now was put there during the run: {why}"
+                    ),
+                )
+            })?,
         }
         crate::atomic_file::write(&self.file, text.as_bytes())
-            .map_err(|e| Error::io(format!("writing {}", self.shown.display()), &e))
+            .map_err(|e| Error::io(format!("writing {shown}"), &e))
     }
 }
 
-/// Whether the existing `file` (named `shown` by the user; `meta` not following a link) may be
-/// replaced by a trace: a regular file, empty or a trace already.
-fn replaceable(shown: &Path, file: &Path, meta: &std::fs::Metadata) -> Result<()> {
-    let shown = shown.display();
-    let kind = file_kind(meta);
+/// A `--trace` refused before the command starts.
+fn refused(shown: &Path, why: &str) -> Error {
+    Error::usage(format!(
+        "--trace {}: {why} (nothing was run)",
+        shown.display()
+    ))
+}
+
+/// Whether the existing `file` (`meta` following any link) may be replaced by a trace: a
+/// regular file, empty or a trace already. Else why not, in words.
+fn replaceable(file: &Path, meta: &std::fs::Metadata) -> std::result::Result<(), String> {
     if meta.is_dir() {
-        return Err(Error::usage(format!(
-            "--trace {shown}: a folder; name a file"
-        )));
+        return Err("a folder; name a file".into());
     }
     if !meta.is_file() {
-        return Err(Error::usage(format!(
-            "--trace {shown}: {kind}, not a regular file; a trace is written to a regular file              only (nothing was run)"
-        )));
+        return Err(format!(
+            "{}, not a regular file; a trace is written to a regular file only",
+            file_kind(meta)
+        ));
     }
     if meta.len() == 0 || holds_a_trace(file) {
         return Ok(());
     }
-    Err(Error::usage(format!(
-        "--trace {shown}: the file exists and is not a trace mldebug wrote, so it is not          replaced (nothing was run); name a new file, or remove this one first"
-    )))
+    Err(
+        "the file exists and is not a trace mldebug wrote, so it is not replaced; name a new \
+         file, or remove this one first"
+            .into(),
+    )
 }
 
 /// What a file that is not a regular file is, in words.
@@ -228,7 +244,9 @@ fn file_kind(meta: &std::fs::Metadata) -> &'static str {
     }
 }
 
-/// Whether the file's first line opens a run trace (a leading byte-order mark aside).
+/// Whether the file's first line is a `start` record mldebug wrote (a leading byte-order mark
+/// aside): `"kind": "start"` with a whole-number `trace` version and a `pid`. A user's JSON
+/// lines that merely mention those words are not.
 pub fn holds_a_trace(file: &Path) -> bool {
     let Ok(f) = std::fs::File::open(file) else {
         return false;
@@ -240,7 +258,11 @@ pub fn holds_a_trace(file: &Path) -> bool {
     {
         return false;
     }
-    trace::is_trace(first.trim_start_matches('\u{feff}'))
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(first.trim_start_matches('\u{feff}'))
+    else {
+        return false;
+    };
+    v["kind"] == "start" && v["trace"].is_u64() && v["pid"].is_u64()
 }
 
 /// The processes in `text`; a line that does not read is an internal error (the probes wrote
@@ -280,6 +302,29 @@ mod tests {
         assert_eq!(processes.len(), 2);
         assert_eq!(processes.iter().map(|p| p.steps.len()).sum::<usize>(), 1);
         assert!(processes.iter().all(|p| p.end.is_none()));
+    }
+
+    #[test]
+    fn only_a_start_record_with_a_version_and_a_pid_is_a_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("x.jsonl");
+        for (text, is) in [
+            (START, true),
+            ("\u{feff}{\"kind\":\"start\",\"trace\":1,\"pid\":3}\n", true),
+            (
+                "{\"kind\": \"start\", \"trace\": \"run-42\", \"pid\": 1}\n",
+                false,
+            ),
+            ("{\"kind\": \"start\", \"trace\": 1}\n", false),
+            (
+                "{\"event\": \"start\", \"kind\": \"x\", \"trace\": 1, \"pid\": 1}\n",
+                false,
+            ),
+            ("print('kind start trace')\n", false),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            assert_eq!(holds_a_trace(&f), is, "{text}");
+        }
     }
 
     #[cfg(unix)]

@@ -400,3 +400,75 @@ fn a_program_that_ignores_sigint_is_killed_after_the_grace_at_the_time_limit() {
             .is_ok_and(|c| String::from_utf8_lossy(&c).contains("time.sleep(1237)"))
     }));
 }
+
+#[test]
+fn a_double_forked_daemon_ends_with_the_run_even_without_kill_on_path() {
+    if Command::new("python3").arg("-c").arg("1").status().is_err() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A daemon: fork, setsid, fork again, the middle process exits: its parent is init, it is
+    // in no group of the run's, and it outlives the program.
+    let daemon = "import os, time\n\
+                  if os.fork() == 0:\n    os.setsid()\n    if os.fork() == 0:\n        \
+                  time.sleep(1459)\n    os._exit(0)\ntime.sleep(1)\n";
+    let python3 = String::from_utf8(
+        Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
+        .args(["run", "--", python3.trim(), "-c", daemon])
+        .current_dir(dir.path())
+        // No `kill` program to be found: mldebug kills by the system call.
+        .env("PATH", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let alive = || {
+        std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+            std::fs::read(e.path().join("cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains("time.sleep(1459)"))
+                && std::fs::read_to_string(e.path().join("stat")).is_ok_and(|s| !s.contains(") Z "))
+        })
+    };
+    assert!(
+        eventually(Duration::from_secs(5), || !alive()),
+        "the daemon outlived the run"
+    );
+}
+
+#[test]
+fn a_trace_path_the_program_filled_itself_is_kept_and_said_after_the_report() {
+    if Command::new("python3").arg("-c").arg("1").status().is_err() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // The run writes nothing mldebug keeps (no torch): what matters is that a path taken during
+    // the run by the program is never replaced. Checked directly on the target.
+    std::fs::write(dir.path().join("out.jsonl"), "").unwrap();
+    let out = mldebug(
+        dir.path(),
+        &[
+            "run",
+            "--trace",
+            "out.jsonl",
+            "--",
+            "python3",
+            "-c",
+            "open('out.jsonl', 'w').write('{\"mine\": 1}\\n')",
+        ],
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap(),
+        "{\"mine\": 1}\n"
+    );
+    assert!(
+        !stderr(&out).contains("nothing was run"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -1,5 +1,5 @@
-"""A float64 model is measured like any other: no probe error, every step with its gradient norm
-and its update.
+"""A float64 or a complex model is measured like any other: no probe error, nothing printed into
+the program's output, every step with its gradient norm and its update.
 
     python -m unittest discover -s torch/run/tests -t torch/run/tests -p test_float64.py
 """
@@ -9,6 +9,7 @@ import unittest
 from runner import fixture, has, kind, only_trace, run, steps
 
 FLOAT64 = fixture("float64.py")
+COMPLEX = fixture("complex.py")
 
 
 @unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
@@ -28,6 +29,21 @@ class Float64(unittest.TestCase):
                     self.assertGreater(r["grad_norm"], 0, r)
                     self.assertGreater(r["update_ratio"], 0, r)
                     self.assertEqual(r["changed"], r["checked"], r)
+
+    def test_complex_steps_are_measured_and_nothing_is_printed(self):
+        result = run([COMPLEX], steps=0)
+        self.assertEqual(result.rc, 0, result.stderr)
+        # torch's own warning on complex modules is the program's; nothing comes from the probes.
+        self.assertNotIn("mldebug", result.stderr)
+        self.assertNotIn("discards the imaginary part", result.stderr)
+        records = only_trace(result)
+        self.assertEqual(records[-1]["probe_errors"], [])
+        ours = steps(records)
+        self.assertEqual(len(ours), 6)
+        for r in ours:
+            self.assertGreater(r["grad_norm"], 0, r)
+            self.assertGreater(r["update_ratio"], 0, r)
+            self.assertEqual(r["changed"], r["checked"], r)
 
 
 if __name__ == "__main__":

@@ -137,6 +137,12 @@ pub fn parse(text: &str) -> Result<Vec<Process>, TraceError> {
                 message: format!("not a trace record: {e}"),
             })?;
         if let Record::Start(s) = record {
+            if s.trace == 0 {
+                return Err(TraceError {
+                    line: n,
+                    message: "a start record without its trace version".into(),
+                });
+            }
             if s.trace != TRACE_VERSION {
                 return Err(TraceError {
                     line: n,

@@ -231,6 +231,8 @@ def _compare(tensors, copies, limit):
     for p, before in zip(tensors, copies):
         now = p.detach() if limit is None else sample(p, limit)
         changed.append((now != before).any())
+        if now.is_complex():  # compared as their real views: every part counts
+            now, before = torch.view_as_real(now), torch.view_as_real(before)
         diff = now.to(torch.float32) - before.to(torch.float32)
         deltas.append(torch.linalg.vector_norm(diff))
         weights.append(torch.linalg.vector_norm(before, dtype=torch.float32)

@@ -79,7 +79,11 @@ def norms(tensors):
     out = [None] * len(tensors)
     for (_, dtype), idx in _groups(tensors).items():
         group = [tensors[i] for i in idx]
-        if dtype in (torch.float64, torch.complex128):
+        if dtype.is_complex:
+            # A complex tensor's norm is its real view's; a float32 result narrows no input.
+            result = [torch.linalg.vector_norm(torch.view_as_real(t)).to(torch.float32)
+                      for t in group]
+        elif dtype in (torch.float64, torch.complex128):
             # A norm narrows no input (dtype=float32 raises on these): their own precision, then cast.
             result = [torch.linalg.vector_norm(t).to(torch.float32) for t in group]
         elif dtype.is_floating_point or dtype.is_complex:
@@ -99,6 +103,8 @@ def sums64(tensors):
     out = []
     for t in tensors:
         dtype = torch.float32 if t.device.type == "mps" else torch.float64
+        if t.is_complex():  # both parts, without torch's warning on dropping one
+            t = torch.view_as_real(t)
         out.append(t.sum(dtype=dtype))
     return out
 

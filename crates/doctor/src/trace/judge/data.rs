@@ -294,10 +294,12 @@ fn waiting(p: &Process, out: &mut Vec<Finding>) {
     // What fits the loader as it was set up: a loader with workers is not short of them by
     // default, and one without has an obvious first remedy.
     let why = match workers {
-        Some(0) => "it prepares every batch inside the training process (num_workers=0): give it                     worker processes, or do the per-sample work once ahead of time"
+        Some(0) => "it prepares every batch inside the training process (num_workers=0): give it \
+                worker processes, or do the per-sample work once ahead of time"
             .to_string(),
         Some(n) => format!(
-            "its {n} worker process{} do not keep up: per-sample work (decoding, tokenising,              augmenting) too heavy for them, slow storage, or too few workers for that work;              time one __getitem__, cache what repeats, then add workers",
+            "its {n} worker process{} do not keep up: per-sample work (decoding, tokenising, \
+                        augmenting) too heavy for them, slow storage, or too few workers for that work;              time one __getitem__, cache what repeats, then add workers",
             if n == 1 { "" } else { "es" }
         ),
         None => "more workers, pin_memory, lighter transforms".to_string(),

@@ -184,7 +184,8 @@ fn zero_rate(p: &Process, out: &mut Vec<Finding>) -> bool {
     out.push(
         Finding::new(Symptom::StepChangesNothing, Severity::Fail, "learning_rate", from as f64)
             .summary(format!(
-                "the learning rate is 0 from step {from} on ({} steps watched){}: every step                  after it changes nothing (a schedule stepped per batch where it counts epochs,                  a decay that reaches 0 too early)",
+                "the learning rate is 0 from step {from} on ({} steps watched){}: every step \
+                                after it changes nothing (a schedule stepped per batch where it counts epochs,                  a decay that reaches 0 too early)",
                 tail.len(),
                 before.map(|b| format!(", after {b:.3e} at the step before")).unwrap_or_default()
             ))
