@@ -1,4 +1,4 @@
-"""A float64 or a complex model is measured like any other: no probe error, nothing printed into
+"""A float64, a complex or a sparse-gradient model is measured like any other: no probe error, nothing printed into
 the program's output, every step with its gradient norm and its update.
 
     python -m unittest discover -s torch/run/tests -t torch/run/tests -p test_float64.py
@@ -10,6 +10,7 @@ from runner import fixture, has, kind, only_trace, run, steps
 
 FLOAT64 = fixture("float64.py")
 COMPLEX = fixture("complex.py")
+SPARSE = fixture("sparse.py")
 
 
 @unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
@@ -44,6 +45,19 @@ class Float64(unittest.TestCase):
             self.assertGreater(r["grad_norm"], 0, r)
             self.assertGreater(r["update_ratio"], 0, r)
             self.assertEqual(r["changed"], r["checked"], r)
+
+    def test_a_sparse_gradient_is_a_gradient(self):
+        result = run([SPARSE], steps=0)
+        self.assertEqual(result.rc, 0, result.stderr)
+        records = only_trace(result)
+        self.assertEqual(records[-1]["probe_errors"], [])
+        grads = kind(records, "grads")
+        self.assertTrue(grads)
+        for g in grads:
+            self.assertEqual(g["no_grad"], [], g)
+        for r in steps(records):
+            self.assertEqual(r["without_grad"], 0, r)
+            self.assertGreater(r["grad_norm"], 0, r)
 
 
 if __name__ == "__main__":

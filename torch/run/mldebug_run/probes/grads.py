@@ -17,7 +17,7 @@ import sys
 
 from .. import state as _state
 from ..state import probe
-from .tensors import norms, sums64, to_floats
+from .tensors import measured_gradient, norms, sums64, to_floats
 
 GROUP_DEPTH = 3  # `transformer.h.0`: deep enough to tell layers apart
 GROUPS_MAX = 64  # a record stays a few kB even for a 100-layer model
@@ -60,14 +60,14 @@ def write_records(opt_entry, tensors, updates, kept=None):
 
 
 def _grad_of(kept):
+    """The gradient of a parameter as it is measured (a sparse one as its values)."""
     if kept is None:
-        return lambda p: p.grad
-    return lambda p: kept.get(id(p))
+        return lambda p: measured_gradient(p.grad)
+    return lambda p: measured_gradient(kept.get(id(p)))
 
 
 def _write_one(st, entry, opt_entry, named, mine, held, updates, grad_of):
-    with_grad = [grad_of(p) for _, p in named
-                 if grad_of(p) is not None and grad_of(p).layout == p.layout]
+    with_grad = [grad_of(p) for _, p in named if grad_of(p) is not None]
     n, m = len(named), len(with_grad)
     values = to_floats(norms([p.detach() for _, p in named]) + norms(with_grad)
                        + sums64([p.detach() for _, p in named]) + sums64(with_grad))
@@ -86,7 +86,7 @@ def _write_one(st, entry, opt_entry, named, mine, held, updates, grad_of):
         g["tensors"] += 1
         g["weight_sq"] += w * w
         g["param_sum"] += ws
-        has_grad = grad_of(p) is not None and grad_of(p).layout == p.layout
+        has_grad = grad_of(p) is not None
         gn = next(grad_norm) if has_grad else None
         if gn is not None:
             g["grad_sq"] += gn * gn

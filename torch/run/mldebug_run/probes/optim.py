@@ -32,7 +32,8 @@ from .. import window
 from ..state import HEAVY_STEPS, probe
 from ..where import where
 from . import batchnorm, carried, data, grads, memory, nonfinite, stages, syncs
-from .tensors import FINGERPRINT_ELEMENTS, dense, norms, sample, stack_as, sums64, to_floats
+from .tensors import (FINGERPRINT_ELEMENTS, measured_gradient, norms, sample, stack_as, sums64,
+                      to_floats)
 
 COPY_BYTES_MAX = 512 << 20  # full before-step copies up to 512 MiB; beyond, strided samples
 LIGHT_TENSORS = 4  # light steps compare the largest few tensors: a schedule that reaches lr 0
@@ -157,11 +158,12 @@ def with_data(tensors):
 
 def gradients(tensors, checksum):
     """The gradients' part of a step's measurement: counts, per-device squared norms and sums."""
-    with_grad = [p for p in tensors if p.grad is not None and dense(p.grad)]
-    grad_norms = norms([p.grad for p in with_grad])
+    with_grad = [p for p in tensors if measured_gradient(p.grad) is not None]
+    measured = [measured_gradient(p.grad) for p in with_grad]
+    grad_norms = norms(measured)
     return {"with_grad": len(with_grad), "without_grad": len(tensors) - len(with_grad),
             "grad_sq": _per_device_total(grad_norms, square=True),
-            "grad_sum": _per_device_total(sums64([p.grad for p in with_grad])) if checksum else None,
+            "grad_sum": _per_device_total(sums64(measured)) if checksum else None,
             "with_grad_tensors": with_grad, "grad_norms": grad_norms}
 
 

@@ -136,3 +136,16 @@ def stack_as(values, dtype):
 
 def dense(t):
     return isinstance(t, torch.Tensor) and t.layout == torch.strided and not t.is_meta
+
+
+def measured_gradient(g):
+    """A gradient as it is measured: a dense one as it is; a sparse one (an Embedding with
+    sparse=True) as the values it holds, whose norm and sum are the gradient's; None for one
+    that holds no data."""
+    if not isinstance(g, torch.Tensor) or g.is_meta:
+        return None
+    if g.layout == torch.strided:
+        return g
+    if g.layout == torch.sparse_coo:
+        return g.coalesce().values()
+    return None
