@@ -52,6 +52,10 @@ pub enum Symptom {
     LabelsShiftedTwice,
     /// Targets equal to the inputs of a model that does not shift them.
     LabelsNotShifted,
+    /// A token id of the attended text ignored as a target wherever it occurs (pad = eos).
+    TokenNeverSupervised,
+    /// A large share of the rows have no supervised position.
+    RowsUnsupervised,
     /// Probabilities passed to a cross-entropy that applies its own softmax.
     SoftmaxBeforeLoss,
     /// The first loss far from ln C.
@@ -118,7 +122,7 @@ impl Symptom {
     ];
 
     /// The symptoms only a run trace shows (`mldebug run`), in the order findings are listed.
-    pub const TRACE: [Symptom; 36] = [
+    pub const TRACE: [Symptom; 38] = [
         Symptom::GradsAccumulate,
         Symptom::StepChangesNothing,
         Symptom::UpdateTooLarge,
@@ -130,6 +134,8 @@ impl Symptom {
         Symptom::PaddingLabelled,
         Symptom::LabelsShiftedTwice,
         Symptom::LabelsNotShifted,
+        Symptom::TokenNeverSupervised,
+        Symptom::RowsUnsupervised,
         Symptom::SoftmaxBeforeLoss,
         Symptom::InitLossOff,
         Symptom::Nonfinite,
@@ -182,6 +188,8 @@ impl Symptom {
             Symptom::PaddingLabelled => "padding-labelled",
             Symptom::LabelsShiftedTwice => "labels-shifted-twice",
             Symptom::LabelsNotShifted => "labels-not-shifted",
+            Symptom::TokenNeverSupervised => "token-never-supervised",
+            Symptom::RowsUnsupervised => "rows-unsupervised",
             Symptom::SoftmaxBeforeLoss => "softmax-before-loss",
             Symptom::InitLossOff => "init-loss-off",
             Symptom::Nonfinite => "nonfinite",

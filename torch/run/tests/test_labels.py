@@ -99,5 +99,50 @@ class LossCalls(unittest.TestCase):
             self.assertEqual((r["source"], r["next_inputs"], r["positions"]), ("loss", 1.0, 44))
 
 
+@unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
+class LabelLayouts(unittest.TestCase):
+    def labels(self, case):
+        found = kind(trace_of("label_layouts.py", "--case", case), "labels")
+        self.assertEqual([r["step"] for r in found], [1, 2, 3])
+        return found
+
+    def test_time_major_targets_one_ahead(self):
+        for r in self.labels("tm_next"):
+            self.assertEqual((r["layout"], r["rows"], r["positions"]), ("time_major", 8, 80))
+            self.assertEqual(r["next_inputs"], 1.0)
+            self.assertLess(max(r["equal_inputs"], r["two_inputs"]), 0.3)
+            self.assertEqual(r["never_supervised"], [])
+
+    def test_time_major_targets_two_ahead(self):
+        for r in self.labels("tm_two"):
+            self.assertEqual((r["layout"], r["two_inputs"]), ("time_major", 1.0))
+            self.assertLess(r["next_inputs"], 0.3)
+
+    def test_a_pad_id_that_is_the_space_is_never_supervised(self):
+        for r in self.labels("pad_space"):
+            self.assertEqual((r["layout"], r["next_inputs"], r["rows"]), ("batch_major", 1.0, 8))
+            (space,) = r["never_supervised"]
+            self.assertEqual(space["token"], 0)
+            # Every mid-row space is attended and isolated; the trailing padding is not text.
+            self.assertGreaterEqual(space["positions"], 8 * 2)
+            self.assertEqual(space["isolated"], space["positions"])
+            self.assertEqual(r["supervised_targets"] + space["positions"], r["attended_targets"])
+
+    def test_padding_masked_by_length_leaves_every_token_supervised(self):
+        for r in self.labels("pad_length"):
+            self.assertEqual(r["never_supervised"], [])
+            self.assertEqual(r["supervised_targets"], r["attended_targets"])
+            self.assertEqual(r["rows_unsupervised"], 0)
+
+    def test_a_prompt_span_is_not_isolated(self):
+        for r in self.labels("prompt_spans"):
+            for t in r["never_supervised"]:
+                self.assertLess(t["isolated"], t["positions"] / 2)
+
+    def test_rows_with_nothing_supervised_are_counted(self):
+        for r in self.labels("truncated"):
+            self.assertEqual((r["rows"], r["rows_unsupervised"]), (8, 6))
+
+
 if __name__ == "__main__":
     unittest.main()

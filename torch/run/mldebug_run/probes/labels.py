@@ -14,6 +14,10 @@ transformers uses with `num_items_in_batch`, divided back), reduction and label 
           cross_entropy/nll_loss call against that input (targets of length T or T-1 per row);
           `shifts_labels` is then false (the loss the program calls receives them as they are)
 A record made inside a root forward that turns out to have received `labels` is dropped.
+Both read a 2-D input as batch-major (B, T) or time-major (T, B), whichever the labels match
+one or two positions ahead; each record also counts the rows with no label the loss reads and
+lists the token ids that the attended text holds as targets but that are ignored wherever they
+occur (a pad id that is also a real token: pad = eos, pad = the space).
 
 What it never does: change the loss, its inputs or its value; it reads them under no_grad.
 """
@@ -32,6 +36,11 @@ ROWS_CHECKED = 4096  # rows checked for probabilities
 ELEMENTS_CHECKED = 1 << 22  # ...and at most 4M elements of them: bounded for a 50k-class LM head
 ROW_SUM_TOLERANCE = 1e-3  # a softmax row sums to 1 within float32 rounding over many classes
 HF_IGNORE_INDEX = -100  # transformers' loss ignores this label
+# Labels that match the inputs at one offset this often are aligned at that offset: then the
+# target of each labelled position is known from the inputs, ignored or not.
+ALIGNED = 0.9
+MIN_TOKEN_POSITIONS = 2  # a token seen once as a target and ignored says nothing yet
+NEVER_LISTED = 4  # the most frequent never-supervised tokens a record lists
 
 _busy = threading.local()
 _signatures = {}
@@ -134,44 +143,158 @@ def _labels_from_loss(target, ignore_index):
 
 
 def compare(entry, inputs, labels, ignore_index, attention_mask, source, shifts):
-    """The `labels` record comparing integer `labels` with integer `inputs` (B, T), labels
-    being (B, T) or (B, T-1); None when the shapes do not allow it."""
+    """The `labels` record comparing integer `labels` with integer `inputs`; None when the
+    shapes do not allow it. A 2-D input is read in both layouts: batch-major (B, T) with labels
+    (B, T) or (B, T-1), and time-major (T, B) with labels (T, B) or (T-1, B), flattened or not
+    (word_language_model's batches). Time-major when only that reading has labels matching the
+    inputs one or two positions ahead (ALIGNED), else batch-major: along the wrong axis a label
+    meets a neighbouring sequence's token, which it matches by chance only."""
     torch = sys.modules["torch"]
     st = _state.STATE
     if inputs.dim() == 0 or labels.numel() == 0:
         return None
-    b = inputs.shape[0]
-    ids = inputs.detach().reshape(b, -1)
-    t = ids.shape[1]
-    if labels.numel() % b:
-        return None
-    tl = labels.numel() // b
-    if tl < 2 or tl not in (t, t - 1):
-        return None
     with torch.no_grad():
-        lab = labels.detach().reshape(b, tl).to(ids.device)
+        views = [_view(inputs, labels, attention_mask, False)]
+        if inputs.dim() == 2:
+            views.append(_view(inputs, labels, attention_mask, True))
+        views = [v for v in views if v is not None]
+        if not views:
+            return None
+        stats = [_shares(v[0], v[1], v[1] != ignore_index) for v in views]
+        ahead = [max(_z(st_[3]), _z(st_[4])) for st_ in stats]
+        best = 0 if ahead[0] >= ALIGNED or len(views) == 1 else int(
+            ahead[1] >= ALIGNED and ahead[1] > ahead[0])
+        ids, lab, mask, time_major = views[best]
+        positions, ignored, shares = stats[best][0], stats[best][1], stats[best][2:]
+        tl = lab.shape[1]
         valid = lab != ignore_index
-        equal = (lab == ids[:, :tl]) & valid
-        nxt_lab, nxt_valid = lab[:, : t - 1], valid[:, : t - 1]
-        nxt = (nxt_lab == ids[:, 1:]) & nxt_valid
-        pad_from, pad = None, None
-        if attention_mask is not None and attention_mask.shape == inputs.shape:
-            pad_from, pad = "attention_mask", attention_mask.detach().reshape(b, -1)[:, :tl] == 0
-        elif _pad_id(entry) is not None:
-            pad_from, pad = "pad_token_id", _edge_runs(ids == _pad_id(entry))[:, :tl]
-        counts = [valid.sum(), (~valid).sum(), equal.sum(), nxt.sum(), nxt_valid.sum()]
+        pad_from, pad, pad_id = None, None, _config_id(entry, "pad_token_id")
+        if mask is not None:
+            pad_from, pad = "attention_mask", mask[:, :tl] == 0
+        elif pad_id is not None:
+            pad_from, pad = "pad_token_id", _edge_runs(ids == pad_id)[:, :tl]
+        # Rows with nothing the loss reads (a model that shifts never reads label 0).
+        read = valid[:, 1:] if shifts else valid
+        counts = [(read.sum(1) == 0).sum()]
         if pad is not None:
             counts += [pad.sum(), (pad & valid).sum()]
         counts = torch.stack(counts).tolist()
-    positions, ignored, n_equal, n_next, next_positions = counts[:5]
-    return {"step": st.step, "model": entry.index, "shifts_labels": shifts,
-            "grad_enabled": torch.is_grad_enabled(),
-            "source": source, "positions": positions, "ignored": ignored,
-            "equal_inputs": n_equal / positions if positions else None,
-            "next_inputs": n_next / next_positions if next_positions else None,
-            "pad_token_id": _pad_id(entry), "pad_from": pad_from,
-            "pad_positions": counts[5] if pad is not None else None,
-            "pad_labelled": counts[6] if pad is not None else None}
+        tokens = _never_supervised(ids, valid, mask, shares, shifts, pad_id)
+    record = {"step": st.step, "model": entry.index, "shifts_labels": shifts,
+              "grad_enabled": torch.is_grad_enabled(), "source": source,
+              "layout": "time_major" if time_major else "batch_major",
+              "positions": positions, "ignored": ignored,
+              "equal_inputs": shares[0], "next_inputs": shares[1], "two_inputs": shares[2],
+              "pad_token_id": pad_id, "eos_token_id": _config_id(entry, "eos_token_id"),
+              "pad_from": pad_from,
+              "pad_positions": counts[1] if pad is not None else None,
+              "pad_labelled": counts[2] if pad is not None else None,
+              "rows": ids.shape[0], "rows_unsupervised": counts[0]}
+    record.update(tokens)
+    return record
+
+
+def _z(share):
+    return share or 0.0
+
+
+def _view(inputs, labels, attention_mask, time_major):
+    """(ids (B, T), labels (B, TL), attention mask (B, T) or None, time_major) for one reading
+    of the shapes, or None when the labels do not fit it."""
+    if time_major:
+        t, b = inputs.shape
+        ids = inputs.detach().t()
+    else:
+        b = inputs.shape[0]
+        ids = inputs.detach().reshape(b, -1)
+        t = ids.shape[1]
+    n = labels.numel()
+    if n % b:
+        return None
+    tl = n // b
+    if tl < 2 or tl not in (t, t - 1):
+        return None
+    lab = labels.detach().to(ids.device)
+    lab = lab.reshape(tl, b).t() if time_major else lab.reshape(b, tl)
+    mask = None
+    if attention_mask is not None and attention_mask.shape == inputs.shape:
+        mask = attention_mask.detach().to(ids.device)
+        mask = mask.t() if time_major else mask.reshape(b, -1)
+    return ids, lab, mask, time_major
+
+
+def _shares(ids, lab, valid):
+    """[positions, ignored, equal, next, two]: the labelled positions, the ignored ones, and the
+    share of labelled positions whose label is the input at the same position, one ahead, two
+    ahead in the row (None where no position is comparable)."""
+    torch = sys.modules["torch"]
+    t, tl = ids.shape[1], lab.shape[1]
+    counts = [valid.sum(), (~valid).sum()]
+    for k in (0, 1, 2):
+        m = min(tl, t - k)
+        if m <= 0:
+            counts += [valid.new_zeros((), dtype=torch.long)] * 2
+            continue
+        v = valid[:, :m]
+        counts += [((lab[:, :m] == ids[:, k:k + m]) & v).sum(), v.sum()]
+    c = torch.stack(counts).tolist()
+    return c[:2] + [c[i] / c[i + 1] if c[i + 1] else None for i in (2, 4, 6)]
+
+
+def _never_supervised(ids, valid, mask, shares, shifts, pad_id):
+    """The token ids that the attended text holds as targets and whose every such position is
+    ignored: {"attended_targets", "supervised_targets", "never_supervised": [{"token",
+    "positions", "isolated"}]}, the NEVER_LISTED most frequent. The target at label position j
+    is the input at j + k, k being the offset at which the labels match the inputs (ALIGNED);
+    none when they match at none. Attended: the attention mask, else not in a run of the
+    config's pad id (or, without one, of the row's first or last id) at a row's edge. Isolated:
+    an ignored position whose attended neighbours are all supervised: a collator that masks one
+    id wherever it occurs, where one that masks spans (a prompt) leaves ignored neighbours."""
+    torch = sys.modules["torch"]
+    none = {"attended_targets": None, "supervised_targets": None, "never_supervised": None}
+    aligned = [k for k, s in enumerate(shares) if s is not None and s >= ALIGNED]
+    if not aligned:
+        return none
+    k = max(aligned, key=lambda i: shares[i])
+    t, tl = ids.shape[1], valid.shape[1]
+    m = min(tl, t - k)
+    if m < 2:
+        return none
+    tok = ids[:, k:k + m].long()
+    if bool((tok < 0).any()):
+        return none
+    if mask is not None:
+        att = mask[:, k:k + m] != 0
+    else:
+        if pad_id is not None:
+            edge = _edge_runs(ids == pad_id)
+        else:
+            lead = (ids == ids[:, :1]).to(torch.int32).cumprod(dim=1).bool()
+            trail = (ids == ids[:, -1:]).to(torch.int32).flip(1).cumprod(dim=1).flip(1).bool()
+            edge = lead | trail
+        att = ~edge[:, k:k + m]
+    if shifts:
+        att = att.clone()
+        att[:, 0] = False  # a model that shifts never reads label 0
+    sup = att & valid[:, :m]
+    ign = att & ~valid[:, :m]
+    false = torch.zeros_like(att[:, :1])
+    left_att, right_att = torch.cat([false, att[:, :-1]], 1), torch.cat([att[:, 1:], false], 1)
+    left_sup, right_sup = torch.cat([false, sup[:, :-1]], 1), torch.cat([sup[:, 1:], false], 1)
+    isolated = ign & (left_att | right_att) & (~left_att | left_sup) & (~right_att | right_sup)
+    total = torch.bincount(tok[att])
+    n = total.numel()
+    supervised = torch.bincount(tok[sup], minlength=n)
+    lone = torch.bincount(tok[isolated], minlength=n)
+    never = (total >= MIN_TOKEN_POSITIONS) & (supervised == 0)
+    ids_never = never.nonzero().flatten()
+    counts = total[ids_never]
+    order = counts.argsort(descending=True)[:NEVER_LISTED]
+    ids_never = ids_never[order]
+    rows = torch.stack([ids_never, total[ids_never], lone[ids_never]], 1).tolist()
+    sums = torch.stack([att.sum(), sup.sum()]).tolist()
+    return {"attended_targets": sums[0], "supervised_targets": sums[1],
+            "never_supervised": [{"token": a, "positions": b, "isolated": c} for a, b, c in rows]}
 
 
 def _edge_runs(mask):
@@ -185,12 +308,15 @@ def _edge_runs(mask):
     return leading | trailing
 
 
-def _pad_id(entry):
+def _config_id(entry, name):
+    """The model config's `pad_token_id` or `eos_token_id` (the first of a list), else None."""
     from ..models import base_model
 
     inner = entry.inner()
     config = getattr(base_model(inner), "config", None) if inner is not None else None
-    value = getattr(config, "pad_token_id", None)
+    value = getattr(config, name, None)
+    if isinstance(value, (list, tuple)) and value:
+        value = value[0]
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 

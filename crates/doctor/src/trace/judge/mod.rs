@@ -167,6 +167,8 @@ mod tests;
 #[cfg(test)]
 mod tests_data_wait;
 #[cfg(test)]
+mod tests_labels;
+#[cfg(test)]
 mod tests_memory_estimate;
 #[cfg(test)]
 mod tests_mode;
