@@ -179,7 +179,9 @@ def compare(entry, inputs, labels, ignore_index, attention_mask, source, shifts)
         if pad is not None:
             counts += [pad.sum(), (pad & valid).sum()]
         counts = torch.stack(counts).tolist()
-        tokens = _never_supervised(ids, valid, mask, shares, shifts, pad_id)
+        tokens = _never_supervised(ids, valid, mask, shares, shifts, pad_id,
+                                   _config_id(entry, "bos_token_id"),
+                                   _config_id(entry, "eos_token_id"))
     record = {"step": st.step, "model": entry.index, "shifts_labels": shifts,
               "grad_enabled": torch.is_grad_enabled(), "source": source,
               "layout": "time_major" if time_major else "batch_major",
@@ -241,7 +243,7 @@ def _shares(ids, lab, valid):
     return c[:2] + [c[i] / c[i + 1] if c[i + 1] else None for i in (2, 4, 6)]
 
 
-def _never_supervised(ids, valid, mask, shares, shifts, pad_id):
+def _never_supervised(ids, valid, mask, shares, shifts, pad_id, bos_id, eos_id):
     """The token ids that the attended text holds as targets and whose every such position is
     ignored: {"attended_targets", "supervised_targets", "never_supervised": [{"token",
     "positions", "isolated"}]}, the NEVER_LISTED most frequent. The target at label position j
@@ -249,7 +251,9 @@ def _never_supervised(ids, valid, mask, shares, shifts, pad_id):
     none when they match at none. Attended: the attention mask, else not in a run of the
     config's pad id (or, without one, of the row's first or last id) at a row's edge. Isolated:
     an ignored position whose attended neighbours are all supervised: a collator that masks one
-    id wherever it occurs, where one that masks spans (a prompt) leaves ignored neighbours."""
+    id wherever it occurs, where one that masks spans (a prompt) leaves ignored neighbours.
+    The config's BOS id, when it is not also the EOS id, is never listed: a packer that masks
+    each document's first label (the BOS after the previous document) is right to."""
     torch = sys.modules["torch"]
     none = {"attended_targets": None, "supervised_targets": None, "never_supervised": None}
     aligned = [k for k, s in enumerate(shares) if s is not None and s >= ALIGNED]
@@ -287,6 +291,8 @@ def _never_supervised(ids, valid, mask, shares, shifts, pad_id):
     supervised = torch.bincount(tok[sup], minlength=n)
     lone = torch.bincount(tok[isolated], minlength=n)
     never = (total >= MIN_TOKEN_POSITIONS) & (supervised == 0)
+    if isinstance(bos_id, int) and bos_id != eos_id and 0 <= bos_id < n:
+        never[bos_id] = False
     ids_never = never.nonzero().flatten()
     counts = total[ids_never]
     order = counts.argsort(descending=True)[:NEVER_LISTED]
@@ -309,7 +315,8 @@ def _edge_runs(mask):
 
 
 def _config_id(entry, name):
-    """The model config's `pad_token_id` or `eos_token_id` (the first of a list), else None."""
+    """The model config's `pad_token_id`, `eos_token_id` or `bos_token_id` (the first of a list),
+    else None."""
     from ..models import base_model
 
     inner = entry.inner()
