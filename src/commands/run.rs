@@ -149,7 +149,12 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
         if let Some(e) = &trace_error {
             note(&format!("mldebug run: {e}"));
         }
-        return Err(nothing_observed(&args.command, failed_alone, ended));
+        return Err(nothing_observed(
+            &args.command,
+            failed_alone,
+            ended,
+            (collected.started, collected.imported_torch),
+        ));
     }
     let catalog = crate::catalog::open(g)?;
     let asked = report::Asked {
@@ -194,21 +199,38 @@ fn exit_for(ended: &launch::Ended, failed_alone: bool, fails: usize) -> Exit {
 
 /// No process built a model or an optimizer: the command is not a PyTorch training program, or
 /// it failed before building one.
-fn nothing_observed(words: &[String], failed: bool, ended: launch::Ended) -> Error {
+fn nothing_observed(
+    words: &[String],
+    failed: bool,
+    ended: launch::Ended,
+    (started, imported_torch): (usize, usize),
+) -> Error {
     let shown = words.join(" ");
+    // How far it got, from the bootstrap's marks: no Python loaded the probes, Python never
+    // imported torch, or torch was imported and nothing trained.
+    let how_far = match (started, imported_torch) {
+        (0, _) => "no Python process loaded the probes (not Python, or a Python started with \
+                   -E, -I or -S, or with PYTHONPATH cleared, inside a wrapper?)"
+            .to_string(),
+        (n, 0) => format!("{n} Python process(es) started, none imported torch"),
+        (_, n) => format!(
+            "{n} process(es) imported torch, but none built a model that ran forward or an \
+             optimizer"
+        ),
+    };
     if failed {
         let status = ended
             .status
             .map(crate::child_process::describe)
             .unwrap_or_else(|| "an unknown status".into());
         return Error::model(format!(
-            "`{shown}` ended with {status} before it built a PyTorch model or optimizer (its own \
-             output above says why)"
+            "`{shown}` ended with {status} before it built a PyTorch model or optimizer \
+             ({how_far}; its own output above says why)"
         ));
     }
     Error::usage(format!(
-        "`{shown}` ran, but no process of it built a PyTorch model or optimizer: nothing to \
-         judge. mldebug run watches Python training programs that import torch \
-         (MLDEBUG_RUN_DEBUG=1 shows what start-up decided in each Python process)"
+        "`{shown}` ran, but nothing was observed: {how_far}. mldebug run watches Python \
+         training programs that import torch (MLDEBUG_RUN_DEBUG=1 shows what start-up decided \
+         in each Python process)"
     ))
 }

@@ -22,6 +22,10 @@ pub struct Collected {
     /// Processes whose trace holds a line longer than a record may be: the trace is read up to
     /// it. (The file's name, the line's number.)
     pub overlong: Vec<(String, usize)>,
+    /// Python processes that loaded the probes' bootstrap (`started-<pid>`), and those of them
+    /// that imported torch (`torch-<pid>`): how far a run that traced nothing got.
+    pub started: usize,
+    pub imported_torch: usize,
 }
 
 /// Every process's trace in `dir`, in a fixed order.
@@ -36,6 +40,20 @@ pub fn collect(dir: &Path) -> Result<Collected> {
                 .is_some_and(|n| n.starts_with("trace-") && n.ends_with(".jsonl"))
         })
         .collect();
+    let marked = |prefix: &str| {
+        std::fs::read_dir(dir)
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| {
+                        e.file_name()
+                            .to_str()
+                            .is_some_and(|n| n.starts_with(prefix))
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let (started, imported_torch) = (marked("started-"), marked("torch-"));
     let mut texts = Vec::new();
     let mut overlong = Vec::new();
     for f in files.drain(..) {
@@ -67,6 +85,8 @@ pub fn collect(dir: &Path) -> Result<Collected> {
     texts.sort_by_key(|t| order_key(t));
     let mut all = Collected {
         overlong,
+        started,
+        imported_torch,
         ..Collected::default()
     };
     for t in texts {

@@ -472,3 +472,29 @@ fn a_trace_path_the_program_filled_itself_is_kept_and_said_after_the_report() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_run_that_traced_nothing_says_how_far_it_got() {
+    if Command::new("python3").arg("-c").arg("1").status().is_err() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for (cmd, says) in [
+        (vec!["true"], "no Python process loaded the probes"),
+        (
+            vec!["python3", "-c", "print(1)"],
+            "1 Python process(es) started, none imported torch",
+        ),
+        // PYTHONPATH cleared inside a wrapper: the probes never load.
+        (
+            vec!["env", "-u", "PYTHONPATH", "python3", "-c", "print(1)"],
+            "no Python process loaded the probes",
+        ),
+    ] {
+        let mut args = vec!["run", "--"];
+        args.extend(cmd.iter().copied());
+        let out = mldebug(dir.path(), &args);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(says), "{cmd:?}: {}", stderr(&out));
+    }
+}

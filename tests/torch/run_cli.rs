@@ -92,7 +92,7 @@ fn commands_that_cannot_be_watched_are_usage_errors() {
             "{a:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
-        assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to judge"));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("nothing was observed"));
     }
 }
 

@@ -10,6 +10,9 @@ What it does, in order:
   3. watches for `import torch`: the moment torch has finished importing, it imports the
      `mldebug_run` package beside this file and calls its `install()`.
 
+It leaves two empty files in the run's private folder, `started-<pid>` when it starts and
+`torch-<pid>` once torch is imported, so a run that traced nothing can say how far it got.
+
 What it never does: import torch (or anything the program does not import itself), print,
 or touch `sys.path`. A failure of our own is one line on stderr, never the program's end.
 
@@ -72,6 +75,7 @@ def _report(what, err):
 def _torch_ready():
     """torch has finished importing: hand over to the package."""
     _debug("torch imported: installing the probes")
+    _mark("torch")
     try:
         package = sys.modules.get("mldebug_run")
         if package is None:
@@ -141,6 +145,16 @@ class _TorchImportWatcher:
             pass
 
 
+def _mark(what):
+    """An empty file `<what>-<pid>` in the run's folder: how many Python processes loaded the
+    probes, and how many imported torch, for a run that traced nothing to say why."""
+    try:
+        path = os.path.join(os.environ[_RUN_DIR_ENV], "%s-%d" % (what, os.getpid()))
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600))
+    except Exception:
+        pass
+
+
 def _at_exit():
     """With MLDEBUG_RUN_DEBUG: whether this process wrote a trace, and why not."""
     package = sys.modules.get("mldebug_run")
@@ -158,6 +172,7 @@ def _start():
         return
     _debug("started: %s; traces go to %s" % (" ".join(sys.argv) or sys.executable,
                                                os.environ.get(_RUN_DIR_ENV)))
+    _mark("started")
     if _DEBUG:
         import atexit
 
