@@ -129,12 +129,16 @@ fn window_line(r: &Report) -> String {
     let stopped = r.processes.iter().find(|p| p.window_end.is_some());
     let Some(p) = stopped else {
         let seen = r.processes.iter().any(|p| p.first_evaluation.is_some());
+        let ended = match r.outcome.how {
+            "exited" => "; the program ended before the window did",
+            _ => "",
+        };
         let eval = if r.processes.is_empty() || seen {
             ""
         } else {
             "; no evaluation was seen"
         };
-        return format!("  window: {rule}{eval}\n");
+        return format!("  window: {rule}{ended}{eval}\n");
     };
     let evaluated = p.first_evaluation.map(|e| match e {
         0 | 1 => "first evaluation before step 1".to_string(),
