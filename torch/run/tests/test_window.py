@@ -13,13 +13,16 @@ from runner import fixture, has, only_trace, run, steps
 LOOP = fixture("cycle_loop.py")
 
 
-def end_of(*args, limit=50, cycle=True):
+def end_of(*args, limit=50, cycle=True, seconds=None):
     if cycle:
         os.environ["MLDEBUG_RUN_WINDOW"] = "cycle"
+    if seconds is not None:
+        os.environ["MLDEBUG_RUN_SECONDS"] = str(seconds)
     try:
         result = run([LOOP, *args], steps=limit)
     finally:
         os.environ.pop("MLDEBUG_RUN_WINDOW", None)
+        os.environ.pop("MLDEBUG_RUN_SECONDS", None)
     assert result.rc == 0, result.stderr
     records = only_trace(result)
     return records[0], records[-1], steps(records)
@@ -52,6 +55,13 @@ class CycleWindow(unittest.TestCase):
         self.assertEqual((end["window"], end["first_evaluation"], end["second_epoch"]),
                          ("cycle", 13, None))
         self.assertEqual(end["steps"], 13)
+
+    def test_the_time_cap_ends_it_before_the_step_cap(self):
+        start, end, recs = end_of("--batches", "6", "--epochs", "5000", limit=100000, seconds=0.5)
+        self.assertEqual(start["window"]["seconds"], 0.5)
+        self.assertEqual((end["reason"], end["window"]), ("steps", "cap_seconds"))
+        self.assertLess(end["steps"], 100000)
+        self.assertGreaterEqual(recs[-1]["time"] - recs[0]["time"], 0.5)
 
     def test_a_program_that_ends_first_says_what_it_saw(self):
         _, end, _ = end_of("--batches", "6", "--epochs", "2", limit=1000)
