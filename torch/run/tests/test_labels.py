@@ -139,6 +139,14 @@ class LabelLayouts(unittest.TestCase):
             for t in r["never_supervised"]:
                 self.assertLess(t["isolated"], t["positions"] / 2)
 
+    def test_packed_documents_masked_at_their_boundaries_are_no_token_never_supervised(self):
+        for r in self.labels("packed"):
+            self.assertEqual((r["layout"], r["next_inputs"], r["rows_unsupervised"]),
+                             ("batch_major", 1.0, 0))
+            # The masked targets are each document's first token: many ids, none always masked.
+            for t in r["never_supervised"]:
+                self.assertLess(t["positions"], 8)
+
     def test_rows_with_nothing_supervised_are_counted(self):
         for r in self.labels("truncated"):
             self.assertEqual((r["rows"], r["rows_unsupervised"]), (8, 6))
