@@ -150,6 +150,14 @@ fn rows_with_nothing_supervised_warn_from_a_quarter() {
         symptoms(&with_labels(|l| l["rows_unsupervised"] = json!(16))),
         []
     );
+    // Masked-LM labels (not the inputs at any offset): short rows with no masked position are
+    // the objective's chance, not a cut.
+    let r = with_labels(|l| {
+        l["equal_inputs"] = json!(0.12);
+        l["next_inputs"] = json!(0.02);
+        l["rows_unsupervised"] = json!(6);
+    });
+    assert_eq!(symptoms(&r), []);
     // Too few rows to tell.
     let r = with_labels(|l| {
         l["rows"] = json!(2);
