@@ -250,6 +250,16 @@ PROGRAMS = {
                     "--lr_decay_iters=200", "--warmup_iters=20", "--eval_interval=100", "--eval_iters=10",
                     "--log_interval=20", "--dropout=0.0"],
     },
+    "nanoGPT shakespeare_char compiled": {
+        "repo": "karpathy/nanoGPT",
+        "cd": ".",
+        # torch.compile on CPU (inductor, needs a C++ compiler): the compiled module's forwards.
+        "setup": stubs(REQUESTS_STUB) + [
+            ("write", "data/shakespeare_char/input.txt", corpus(".")),
+            ("prepare", ["python", "data/shakespeare_char/prepare.py"]),
+        ],
+        "command": [a for a in NANOGPT_SMALL if a != "--compile=False"] + ["--compile=True", "--max_iters=200"],
+    },
     "nanoGPT shakespeare_char accumulation+resume": {
         "repo": "karpathy/nanoGPT",
         "cd": ".",
