@@ -19,24 +19,12 @@
 use crate::context::Context;
 use crate::render::output::{emit, emit_json, note};
 use crate::render::{json, run as render, style::Style};
+use crate::run::window::{parse_steps, Steps};
 use crate::run::{command, launch, probes::ProbeDir, report, traces, verdict};
 use crate::{Error, Exit, Result};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// The steps a cycle window judges first: a fail found in them ends the window there (the
-/// window `mldebug run` watched before the cycle window, enough for every heavy probe and for
-/// a curve the log detectors can judge, in seconds on a small model).
-pub const VERDICT_STEP: u64 = 30;
-/// A cycle window's cap in optimizer steps. An evaluation every 500 steps (the transformers
-/// Trainer's default `eval_steps`) and an epoch of up to 999 batches (CIFAR-10 or MNIST at a
-/// batch of 64: 782 and 938) both fall inside it, with the step after them.
-pub const CYCLE_CAP_STEPS: u64 = 1000;
-/// A cycle window's cap in seconds after the first step: five minutes is what a debugging run
-/// may cost before its verdict, and the light probes add at most 5% of it.
-pub const CYCLE_CAP_SECONDS: u64 = 300;
-/// The most steps `--steps` takes (0 is the whole run).
-pub const MAX_STEPS: u64 = 1_000_000;
 /// Default time limit, seconds.
 pub const DEFAULT_TIMEOUT: u64 = 1800;
 /// The longest `--timeout`, seconds (a day).
@@ -62,35 +50,6 @@ pub struct Args {
     /// `torchrun --nproc_per_node 2 train.py`, `accelerate launch train.py`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     pub command: Vec<String>,
-}
-
-/// `--steps`: a cycle window, or a fixed number of optimizer steps (0: the whole run).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Steps {
-    Cycle,
-    Fixed(u64),
-}
-
-impl Steps {
-    /// The step limit the probes are given: a cycle window's cap, or the fixed steps.
-    pub fn limit(self) -> u64 {
-        match self {
-            Steps::Cycle => CYCLE_CAP_STEPS,
-            Steps::Fixed(n) => n,
-        }
-    }
-}
-
-fn parse_steps(text: &str) -> std::result::Result<Steps, String> {
-    if text == "auto" {
-        return Ok(Steps::Cycle);
-    }
-    match text.parse::<u64>() {
-        Ok(n) if n <= MAX_STEPS => Ok(Steps::Fixed(n)),
-        _ => Err(format!(
-            "`{text}` is neither `auto` nor a number of steps from 0 to {MAX_STEPS}"
-        )),
-    }
 }
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {

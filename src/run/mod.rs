@@ -10,6 +10,7 @@
 //! - [`report`]: what the command reports, built once for the renderers.
 //! - [`traces`]: collects the per-process traces, keeps them with `--trace`, and reads them.
 //! - [`verdict`]: a cycle window's checkpoint: the first steps judged while the command runs.
+//! - [`window`]: what is watched in each process: one cycle within caps, or N steps.
 //!
 //! The judgement is `mldebug_doctor::trace`, the rendering `render::run`.
 
@@ -20,3 +21,4 @@ pub mod probes;
 pub mod report;
 pub mod traces;
 pub mod verdict;
+pub mod window;

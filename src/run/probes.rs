@@ -3,7 +3,7 @@
 //! made under the system's temporary folder (never the user's), readable by the user alone, and
 //! removed when the run is over.
 
-use crate::commands::run::{Steps, CYCLE_CAP_SECONDS, VERDICT_STEP};
+use super::window::{Steps, CYCLE_CAP_SECONDS, VERDICT_STEP};
 use crate::{Error, Result};
 use std::path::{Path, PathBuf};
 

@@ -3,8 +3,8 @@
 //! and JSON renderers read it.
 
 use super::launch::Ended;
+use super::window::{Steps, CYCLE_CAP_SECONDS, CYCLE_CAP_STEPS, VERDICT_STEP};
 use crate::catalog::Catalog;
-use crate::commands::run::{Steps, CYCLE_CAP_SECONDS, CYCLE_CAP_STEPS, VERDICT_STEP};
 use crate::doctor::report::{Counts, RunReport};
 use crate::doctor::trace_report;
 use mldebug_doctor::trace::Process;
