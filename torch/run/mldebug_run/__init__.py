@@ -3,8 +3,8 @@ from inside and write what they measure as a JSON-lines trace (the contract: TRA
 this package). The bootstrap `sitecustomize.py` calls `install()` once torch has been imported.
 
 Modules: `trace` writes the file, `state` remembers between hooks, `where` finds the user's
-line, `models` tells root modules apart, `hooks` holds the global module/optimizer hooks and
-the backward wrapper, `patches` the few function wrappers, `stop` the end of the process, and
+line, `models` tells root modules apart, `stack` the modules being run per thread, `hooks`
+holds the global module/optimizer hooks and the backward wrapper, `patches` the few function wrappers, `stop` the end of the process, and
 `probes/` one module per measurement.
 
 What it never does: decide whether anything is wrong (that is the judge's work), draw from a
@@ -24,9 +24,9 @@ def _after_fork_in_child():
     try:
         st.after_fork()
         st.writer.after_fork()
-        from . import hooks
+        from . import stack
 
-        hooks.reset_thread()
+        stack.reset_thread()
     except Exception:
         pass
 

@@ -12,45 +12,17 @@ mode or a gradient, or let an exception of their own reach the program.
 
 import functools
 import sys
-import threading
 import warnings
 
 from . import models, window
 from . import state as _state
+from .stack import TLS as _tls
+from .stack import stack as _stack
 from .probes import carried, data, labels, manual, mode, nonfinite, optim, stages
 from .probes.tensors import new_hash, tensor_digest_into, tensors_in
 
 _MISSING = object()
-_tls = threading.local()
 _compiling = _state.compiling_check()
-
-
-def _stack():
-    stack = getattr(_tls, "stack", None)
-    if stack is None:
-        stack = _tls.stack = []
-        _tls.root = None
-        _tls.root_grad = False
-        _tls.batchnorm = {}
-        _tls.input_wanted = False  # this root forward's input goes to the step record
-        _tls.autocast = None  # autocast's dtype around it, or inside it at its first child
-        _tls.device_type = None
-    return stack
-
-
-def reset_thread():
-    _tls.stack = None
-    _stack()
-
-
-def current_module():
-    stack = _stack()
-    return stack[-1] if stack else None
-
-
-def current_root():
-    _stack()
-    return _tls.root
 
 
 def forward_pre(module, args):

@@ -128,7 +128,7 @@ def loss_called(name, fn, args, kwargs, out):
 
 
 def _labels_from_loss(target, ignore_index):
-    from ..hooks import current_root
+    from ..stack import current_root
 
     st = _state.STATE
     entry, inputs = st.int_input

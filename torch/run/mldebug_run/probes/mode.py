@@ -93,7 +93,7 @@ def batchnorm_after(module, version):
 
 
 def _innermost_in_eval():
-    from ..hooks import current_module
+    from ..stack import current_module
 
     module = current_module()
     return module if module is not None and not module.training else None
