@@ -18,18 +18,8 @@ impl Proc {
 
 /// Every process whose chain of parents leads to `root` (not `root` itself).
 pub fn descendants(root: u32) -> Vec<Proc> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let mut all = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
+    for pid in pids() {
         if let Some((ppid, start)) = stat_of(pid) {
             all.push((Proc { pid, start }, ppid));
         }
@@ -51,24 +41,11 @@ pub fn descendants(root: u32) -> Vec<Proc> {
 /// under a run inherited, found even when it left the tree (a daemon that forked twice, whose
 /// parent is now init) or its group.
 pub fn with_environment(var: &str, value: &str) -> Vec<Proc> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
     let want = format!("{var}={value}");
     let own = std::process::id();
     let mut found = Vec::new();
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid == own {
-            continue;
-        }
-        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+    for pid in pids().filter(|&p| p != own) {
+        let Ok(environ) = std::fs::read(format!("/proc/{pid}/environ")) else {
             continue;
         };
         if environ.split(|&b| b == 0).any(|e| e == want.as_bytes()) {
@@ -103,6 +80,15 @@ pub fn kill_alive(procs: &[Proc]) {
     super::kill(&alive);
     #[cfg(not(unix))]
     let _ = alive;
+}
+
+/// Every process id /proc lists (none where there is no /proc).
+fn pids() -> impl Iterator<Item = u32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()))
 }
 
 /// The parent pid and start time of process `pid`.

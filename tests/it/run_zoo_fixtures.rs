@@ -4,7 +4,8 @@
 //! and every record read strictly: a key a probe writes that the judge's records do not know
 //! fails here (a misspelled key would otherwise read as absent, and the judge stay quiet).
 
-use crate::zoo_fixtures::{self, Entry};
+use crate::zoo_fixtures;
+use mldebug_doctor::trace::read::without_nulls;
 use mldebug_doctor::trace::records::{self, Record};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,7 +22,7 @@ pub fn unknown_keys(line: &str) -> Result<Vec<String>, String> {
     let mut note = |path: serde_ignored::Path| ignored.push(path.to_string().replace(".?", ""));
     macro_rules! typed {
         ($t:ty) => {
-            serde_ignored::deserialize::<_, _, $t>(strip(value), &mut note)
+            serde_ignored::deserialize::<_, _, $t>(without_nulls(value), &mut note)
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         };
@@ -54,19 +55,6 @@ pub fn unknown_keys(line: &str) -> Result<Vec<String>, String> {
         }
     }?;
     Ok(ignored.into_iter().filter(|p| p != "kind").collect())
-}
-
-/// `null` means absent in the contract (the reader drops such fields before typing them).
-fn strip(v: serde_json::Value) -> serde_json::Value {
-    match v {
-        serde_json::Value::Object(m) => m
-            .into_iter()
-            .filter(|(_, x)| !x.is_null())
-            .map(|(k, x)| (k, strip(x)))
-            .collect(),
-        serde_json::Value::Array(a) => a.into_iter().map(strip).collect(),
-        x => x,
-    }
 }
 
 #[test]
@@ -118,21 +106,6 @@ fn judged(fixture: &Path) -> Result<Vec<(String, String)>, String> {
         .unwrap_or_default())
 }
 
-/// What is wrong with `found` for this program: a fail on a clean one, or its bug not reported
-/// at warn or fail.
-fn verdict(e: &Entry, found: &[(String, String)]) -> Option<String> {
-    if e.clean {
-        let fails: Vec<_> = found.iter().filter(|f| f.1 == "fail").collect();
-        return (!fails.is_empty()).then(|| format!("false alarm {fails:?}"));
-    }
-    let missed: Vec<_> = e
-        .expect
-        .iter()
-        .filter(|id| !found.iter().any(|f| &f.0 == *id && f.1 != "info"))
-        .collect();
-    (!missed.is_empty()).then(|| format!("missed {missed:?}, found {found:?}"))
-}
-
 #[test]
 fn every_program_has_one_fixture_and_every_fixture_a_program() {
     let entries = zoo_fixtures::entries();
@@ -182,7 +155,7 @@ fn every_fixture_is_judged_as_its_program_expects() {
         match &results[&e.name] {
             Err(why) => problems.push(format!("{}: {why}", e.name)),
             Ok(found) => {
-                if let Some(p) = verdict(e, found) {
+                if let Some(p) = e.verdict(found) {
                     problems.push(format!("{}: {p}", e.name));
                 }
                 let mut shown: Vec<String> = found

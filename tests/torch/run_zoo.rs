@@ -270,7 +270,7 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
                 let mut c = caught.lock().unwrap();
                 let entry = c.entry(name.clone()).or_default();
                 entry.1 += 1;
-                match verdict(&job.entry, &found) {
+                match job.entry.verdict(&found) {
                     None => entry.0 += 1,
                     Some(p) => problems
                         .lock()
@@ -306,23 +306,4 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
         problems.len(),
         problems.join("\n\n")
     );
-}
-
-/// What is wrong with `found` for this program, if anything: a fail on a clean program, or a
-/// bug not reported at warn or fail.
-fn verdict(e: &Entry, found: &[(String, String)]) -> Option<String> {
-    if e.clean {
-        let fails: Vec<_> = found.iter().filter(|f| f.1 == "fail").collect();
-        return (!fails.is_empty()).then(|| format!("false alarm {fails:?}"));
-    }
-    let missed: Vec<_> = e
-        .expect
-        .iter()
-        .filter(|id| {
-            !found
-                .iter()
-                .any(|f| &f.0 == *id && (f.1 == "fail" || f.1 == "warn"))
-        })
-        .collect();
-    (!missed.is_empty()).then(|| format!("missed {missed:?}, found {found:?}"))
 }

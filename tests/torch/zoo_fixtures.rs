@@ -113,6 +113,25 @@ impl Entry {
         cache::files_hash(&paths, salt.as_bytes())
     }
 
+    /// What is wrong with `found` ((finding id, severity) pairs) for this program, if anything:
+    /// a fail on a clean program, or its bug not reported at warn or fail.
+    pub fn verdict(&self, found: &[(String, String)]) -> Option<String> {
+        if self.clean {
+            let fails: Vec<_> = found.iter().filter(|f| f.1 == "fail").collect();
+            return (!fails.is_empty()).then(|| format!("false alarm {fails:?}"));
+        }
+        let missed: Vec<_> = self
+            .expect
+            .iter()
+            .filter(|id| {
+                !found
+                    .iter()
+                    .any(|f| &f.0 == *id && (f.1 == "fail" || f.1 == "warn"))
+            })
+            .collect();
+        (!missed.is_empty()).then(|| format!("missed {missed:?}, found {found:?}"))
+    }
+
     /// Its committed fixture and the key it was watched under, if there is one.
     pub fn fixture(&self) -> Option<(PathBuf, u64)> {
         fixtures()

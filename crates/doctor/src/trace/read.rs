@@ -171,7 +171,7 @@ pub fn parse(text: &str) -> Result<Vec<Process>, TraceError> {
 
 /// `null` means absent in the contract: fields set to it are dropped, so every field's default
 /// (none, zero, empty) stands for it.
-fn without_nulls(v: serde_json::Value) -> serde_json::Value {
+pub fn without_nulls(v: serde_json::Value) -> serde_json::Value {
     match v {
         serde_json::Value::Object(m) => m
             .into_iter()

@@ -175,6 +175,8 @@ mod tests_mode;
 #[cfg(test)]
 mod tests_ranks;
 #[cfg(test)]
+mod tests_small_update;
+#[cfg(test)]
 mod tests_styles;
 #[cfg(test)]
 mod tests_syncs;

@@ -16,6 +16,15 @@ use crate::trace::read::Process;
 /// learning rates give ratios near 1e-6 and up.
 const NEGLIGIBLE_UPDATE: f64 = 1e-9;
 
+/// A step that moves the weights by less than this share of their norm (‖Δw‖/‖w‖, the median
+/// over the steps watched) trains nothing in a run's time: a thousand such steps move the weights
+/// by 0.1% of their norm, where training moves them by a sizeable share of it (healthy ratios
+/// are about 1e-4 to 1e-2 a step). Far above float32's resolution (6e-8), so the step does land:
+/// it is just too small to matter.
+const SMALL_UPDATE: f64 = 1e-6;
+/// … over at least this many steps after the first.
+const SMALL_UPDATE_STEPS: usize = 5;
+
 /// A model training less than this share of its parameters or of its parameter tensors, without
 /// adapters, is mostly frozen: a warning, since a linear probe or a head-only fine-tune trains
 /// that little on purpose.
@@ -114,6 +123,7 @@ fn unchanged(p: &Process, out: &mut Vec<Finding>) {
         s.changed == Some(0) || s.update_ratio.is_some_and(|r| r < NEGLIGIBLE_UPDATE)
     };
     if !measured.iter().all(|s| still(&s)) {
+        too_small(p, out);
         return;
     }
     let s = measured[measured.len() - 1];
@@ -161,6 +171,61 @@ fn why_unchanged(s: &crate::trace::records::Step, lr: f64, grad: f64) -> String 
     } else {
         "its update is too small to change a weight".to_string()
     }
+}
+
+/// `step-changes-nothing` at warn: the steps change the weights, but by so little against
+/// their norm that no run trains with them ([`SMALL_UPDATE`]), whatever the cause: a clip far
+/// too tight, a learning rate orders too small. Judged on the median of the steps after the
+/// first (a warm-up starts at 0), leaving out closure steps (a line search that has converged
+/// moves little on purpose).
+fn too_small(p: &Process, out: &mut Vec<Finding>) {
+    let mut ratios: Vec<(u64, f64)> = p
+        .steps
+        .iter()
+        .skip(1)
+        .filter(|s| !s.closure && s.lr.is_none_or(|lr| lr > 0.0))
+        .filter_map(|s| Some((s.step, s.update_ratio?)))
+        .filter(|(_, r)| r.is_finite())
+        .collect();
+    if ratios.len() < SMALL_UPDATE_STEPS {
+        return;
+    }
+    let n = ratios.len();
+    ratios.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let median = ratios[n / 2].1;
+    if median >= SMALL_UPDATE {
+        return;
+    }
+    let s = p.steps.last().expect("steps were measured");
+    let grad = s.grad_norm.unwrap_or(f64::NAN);
+    let lr = s.lr.unwrap_or(f64::NAN);
+    out.push(
+        Finding::new(
+            Symptom::StepChangesNothing,
+            Severity::Warn,
+            "optimizer",
+            ratios[0].0 as f64,
+        )
+        .summary(format!(
+            "each step moves the weights by {median:.1e} of their norm (the median of {n} steps): \
+             at that rate a thousand steps move them by {:.2}%, so nothing trains in the time a \
+             run has; {}",
+            100.0 * median * 1000.0,
+            if grad.is_finite() && lr.is_finite() {
+                format!(
+                    "the learning rate is {lr:.1e} and the gradients' norm {grad:.1e} (a clip far \
+                     too tight, or a learning rate orders too small)"
+                )
+            } else {
+                "a clip far too tight, or a learning rate orders too small".to_string()
+            }
+        ))
+        .number("median_update_ratio", median)
+        .number("steps_compared", n as f64)
+        .number("learning_rate", lr)
+        .number("grad_norm", grad)
+        .at(optimizer_site(p)),
+    );
 }
 
 /// `step-changes-nothing` from the learning rate alone: zero for the last steps watched.
