@@ -88,14 +88,15 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
         if empty {
             note(&format!(
                 "mldebug run: no process wrote a trace; {} is left as it was",
-                t.shown.display()
+                crate::render::terminal::escape(&t.shown.display().to_string())
             ));
         }
         !empty
     });
     let trace_error = target.as_ref().and_then(|t| t.keep(&collected.text).err());
     if let (Some(t), None) = (&target, &trace_error) {
-        let shown = t.shown.display();
+        // A path is data: a newline or an escape in it is shown escaped, never acted on.
+        let shown = crate::render::terminal::escape(&t.shown.display().to_string()).into_owned();
         note(&format!(
             "mldebug run: trace kept in {shown} (mldebug doctor {shown} judges it again)"
         ));

@@ -498,3 +498,15 @@ fn a_run_that_traced_nothing_says_how_far_it_got() {
         assert!(stderr(&out).contains(says), "{cmd:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn a_newline_in_a_trace_path_is_shown_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = mldebug(
+        dir.path(),
+        &["run", "--trace", "out\nsecond line.jsonl", "--", "true"],
+    );
+    let err = stderr(&out);
+    assert!(err.contains("out\\nsecond line.jsonl"), "{err}");
+    assert!(!err.contains("out\nsecond"), "{err}");
+}
