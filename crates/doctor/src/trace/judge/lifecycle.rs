@@ -108,7 +108,7 @@ pub(super) fn judge_run(all: &[Process], trainers: &[&Process], out: &mut Vec<Fi
         // A process writes its trace from its first model or optimizer on: with no trace at
         // all, whether torch was imported is not known (a run timed out while importing it, or
         // one that never trains, looks the same).
-        "no process built a model or an optimizer".to_string()
+        "no process ran a model forward or finished making an optimizer".to_string()
     } else if trainers.is_empty() {
         "torch was imported, but no model ran forward and no optimizer was made".to_string()
     } else {
