@@ -1,5 +1,7 @@
-//! `mldebug doctor`: read a training run's logged curves and say what went wrong, with the step
-//! where it starts and the numbers behind it.
+//! The judgement of logs and run traces (`mldebug doctor`, and `mldebug run`, which judges its
+//! trace the same way): read a training run's logged curves, or what the probes measured inside
+//! it ([`trace`]), and say what went wrong, with the step where it starts and the numbers behind
+//! it. The checks of `mldebug check` are judged by `mldebug-judge`, not here.
 //!
 //! Data flows one way: [`textlog`] parses plain-text logs into histories (the other formats are
 //! read by `mldebug-sweep`); [`history`] sorts a run's series into roles by [`names`]; [`robust`]

@@ -1,4 +1,6 @@
-//! The judgement of every check, one implementation for every framework.
+//! The judgement of every check (`mldebug check`, `demo`), one implementation for every
+//! framework. Logs and run traces (`mldebug doctor`, `mldebug run`) are judged by
+//! `mldebug-doctor`, not here.
 //!
 //! A check is a **measurement** (framework-specific: candle in `mldebug-diagnostics`, PyTorch in
 //! the driver the binary embeds, `torch/driver/`) and a **judgement** (this crate): thresholds,
