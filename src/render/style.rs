@@ -8,6 +8,8 @@ use mldebug_diagnostics::Status;
 /// Table width when stdout is not a terminal (a pipe, a file, a test): wide enough for a summary
 /// and its numbers side by side, narrow enough to read in a diff or an editor.
 pub const PIPE_WIDTH: u16 = 100;
+/// A terminal narrower than this is taken for one that reports no real size.
+const MIN_TERMINAL_WIDTH: u16 = 40;
 
 /// No borders, one rule under the header: quiet enough for many rows, clear enough to scan.
 const HEADER_RULE: TableStyle =
@@ -45,7 +47,9 @@ impl Style {
         table
             .load_style(HEADER_RULE)
             .set_content_arrangement(ContentArrangement::Dynamic);
-        if !self.terminal {
+        // A pipe, or a terminal that reports too few columns to lay a table out (a pty never
+        // sized reports 0): the width of a pipe.
+        if !self.terminal || table.width().is_none_or(|w| w < MIN_TERMINAL_WIDTH) {
             table.set_width(PIPE_WIDTH);
         }
         self.apply(&mut table);

@@ -126,3 +126,31 @@ fn a_start_record_without_its_version_is_a_trace_refused_not_a_log_passed() {
     assert_eq!(code, 2, "{err} {doc}");
     assert!(err.contains("old.jsonl") && err.contains("line 1"), "{err}");
 }
+
+#[test]
+fn a_terminal_that_reports_no_width_gets_a_table_a_person_can_read() {
+    // A pty that was never sized reports 0 columns: the table must not wrap a character a line.
+    let Ok(fixture) = std::fs::read_dir(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/run_zoo"),
+    ) else {
+        return;
+    };
+    let Some(trace) = fixture.flatten().map(|e| e.path()).find(|p| {
+        p.file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("no_zero_grad."))
+    }) else {
+        return;
+    };
+    let spawn = format!(
+        "import pty, sys; pty.spawn([{:?}, 'doctor', {:?}])",
+        env!("CARGO_BIN_EXE_mldebug"),
+        trace.display().to_string()
+    );
+    let Ok(out) = Command::new("python3").args(["-c", &spawn]).output() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("grads-accumulate"), "{text}");
+    // The summary's words stay on one line, as at the width of a pipe.
+    assert!(text.contains("gradients carry over"), "{text}");
+}
