@@ -339,21 +339,33 @@ pub fn kill_group(_pid: u32) {}
 /// Kill the child's whole process group (the child leads it: its pgid is its pid).
 #[cfg(unix)]
 pub fn kill_group(pid: u32) {
+    signal_group(pid, libc::SIGKILL);
+}
+
+/// `signal` to the process group led by `pid` (never to group 0 or 1, which are not a child's).
+#[cfg(unix)]
+pub fn signal_group(pid: u32, signal: i32) {
     if let Ok(pgid) = i32::try_from(pid) {
         if pgid > 1 {
-            kill(&[-pgid]);
+            send(&[-pgid], signal);
         }
     }
 }
 
-/// SIGKILL to each of `targets` (pids, or `-pgid` for a group), by the kill(2) system call:
-/// never a `kill` program found on `PATH`, which may be missing or the user's own.
+/// SIGKILL to each of `targets` (pids, or `-pgid` for a group).
 #[cfg(unix)]
 fn kill(targets: &[i32]) {
+    send(targets, libc::SIGKILL);
+}
+
+/// `signal` to each of `targets` by the kill(2) system call: never a `kill` program found on
+/// `PATH`, which may be missing or the user's own.
+#[cfg(unix)]
+fn send(targets: &[i32], signal: i32) {
     for &t in targets {
         // SAFETY: kill(2) has no memory effects; an error (the process is gone) is ignored.
         unsafe {
-            libc::kill(t, libc::SIGKILL);
+            libc::kill(t, signal);
         }
     }
 }

@@ -40,20 +40,23 @@ fn looks_like_trace(first: &str) -> bool {
             .is_ok_and(|v| v.get("kind").and_then(|k| k.as_str()) == Some("start"))
 }
 
+/// A file's first line (read from its first 64 KiB), a byte-order mark before it left out; `None`
+/// when it cannot be read.
+pub fn first_line(p: &Path) -> Option<String> {
+    let f = std::fs::File::open(p).ok()?;
+    let mut first = String::new();
+    BufReader::new(f.take(64 << 10))
+        .read_line(&mut first)
+        .ok()?;
+    Some(first.trim_start_matches(BOM).to_string())
+}
+
 /// The run a trace file holds, or `None` when `p` is not a trace.
 pub fn read_if_trace(p: &Path) -> Result<Option<Run>> {
     if !p.is_file() {
         return Ok(None);
     }
-    let Ok(f) = std::fs::File::open(p) else {
-        return Ok(None);
-    };
-    let mut first = String::new();
-    if BufReader::new(f.take(64 << 10))
-        .read_line(&mut first)
-        .is_err()
-        || !looks_like_trace(first.trim_start_matches(BOM))
-    {
+    if !first_line(p).is_some_and(|first| looks_like_trace(&first)) {
         return Ok(None);
     }
     let meta =

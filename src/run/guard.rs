@@ -11,14 +11,13 @@
 //!   process found below the command, and removes the private folder. When mldebug ends the run
 //!   itself it writes `done` first, and the guard exits doing nothing.
 
+use super::probes::RUN_DIR_VARIABLE;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// The first argument that starts the guard instead of the command line.
 pub const ARG: &str = "__run-guard";
-/// The variable naming a run's private folder, which every process of the run inherits.
-pub const RUN_DIR_VARIABLE: &str = "MLDEBUG_RUN_DIR";
 /// The guard's process name (`pkill -x mldebug` and `killall mldebug` leave it to its work).
 #[cfg(target_os = "linux")]
 const NAME: &[u8] = b"mldebug-guard\0";

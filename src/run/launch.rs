@@ -105,7 +105,7 @@ pub fn run(
     child_process::kill_group(pid);
     started_by.kill_alive();
     // A daemon that forked twice left the tree and the group, but not the environment.
-    child_process::kill_by_environment(guard::RUN_DIR_VARIABLE, &dir.display().to_string());
+    child_process::kill_by_environment(super::probes::RUN_DIR_VARIABLE, &dir.display().to_string());
     if let Some(g) = guard {
         g.release();
     }
@@ -122,10 +122,7 @@ pub fn run(
 /// SIGINT to the command's process group: Python raises KeyboardInterrupt where it is.
 #[cfg(unix)]
 fn interrupt_group(pid: u32) {
-    // SAFETY: kill(2) with a negative pid signals a process group; no memory is shared.
-    unsafe {
-        libc::kill(-(pid as i32), libc::SIGINT);
-    }
+    child_process::signal_group(pid, libc::SIGINT);
 }
 
 #[cfg(not(unix))]

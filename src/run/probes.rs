@@ -13,6 +13,10 @@ include!(concat!(env!("OUT_DIR"), "/embedded_run_probes.rs"));
 /// definition is the reader's, handed to the probes in `MLDEBUG_RUN_CONTRACT`.
 pub const CONTRACT: u32 = mldebug_doctor::trace::records::TRACE_VERSION;
 
+/// The variable naming the run's private folder: the probes write their traces there, and every
+/// process the run starts inherits it (the guard finds strays by it).
+pub const RUN_DIR_VARIABLE: &str = "MLDEBUG_RUN_DIR";
+
 /// A private folder holding the probes and, once the command has run, its traces.
 #[derive(Debug)]
 pub struct ProbeDir {
@@ -53,7 +57,7 @@ impl ProbeDir {
         };
         let mut env = vec![
             ("PYTHONPATH".into(), path),
-            ("MLDEBUG_RUN_DIR".into(), own),
+            (RUN_DIR_VARIABLE.into(), own),
             ("MLDEBUG_RUN_STEPS".into(), steps.limit().to_string()),
             ("MLDEBUG_RUN_CONTRACT".into(), CONTRACT.to_string()),
         ];

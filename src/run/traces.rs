@@ -268,18 +268,10 @@ fn file_kind(meta: &std::fs::Metadata) -> &'static str {
 /// aside): `"kind": "start"` with a whole-number `trace` version and a `pid`. A user's JSON
 /// lines that merely mention those words are not.
 pub fn holds_a_trace(file: &Path) -> bool {
-    let Ok(f) = std::fs::File::open(file) else {
+    let Some(first) = crate::doctor::trace_read::first_line(file) else {
         return false;
     };
-    let mut first = String::new();
-    if BufReader::new(f.take(64 << 10))
-        .read_line(&mut first)
-        .is_err()
-    {
-        return false;
-    }
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(first.trim_start_matches('\u{feff}'))
-    else {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&first) else {
         return false;
     };
     v["kind"] == "start" && v["trace"].is_u64() && v["pid"].is_u64()

@@ -106,13 +106,9 @@ class TraceWriter:
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0)
         self.fd = os.open(path, flags, 0o644)
         self.path = path
-        if os.environ.get("MLDEBUG_RUN_DEBUG", "0") not in ("", "0"):
-            try:
-                sys.stderr.write("mldebug run debug: pid %d: trace opened: %s\n"
-                                 % (os.getpid(), path))
-                sys.stderr.flush()
-            except Exception:
-                pass
+        from . import _debug  # the package's, loaded by now
+
+        _debug("trace opened: %s" % path)
         pending, self.pending = self.pending, []
         self._write_line(encode(start_record))
         for line in pending:
