@@ -238,6 +238,7 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
     let caught = Mutex::new(BTreeMap::<String, (usize, usize)>::new());
     let seconds = Mutex::new(Vec::<(f64, String)>::new());
     let blessed = Mutex::new(Vec::<String>::new());
+    let matrix = Mutex::new(Matrix::new());
     std::thread::scope(|s| {
         for _ in 0..WORKERS {
             s.spawn(|| loop {
@@ -247,6 +248,7 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
                 let started = std::time::Instant::now();
                 let (found, doc, trace) = watch(&job, inputs);
                 let name = &job.entry.name;
+                matrix.lock().unwrap().note(&job, &found, &doc);
                 seconds.lock().unwrap().push((
                     started.elapsed().as_secs_f64(),
                     format!("{name} seed {}", job.seed),
@@ -299,6 +301,9 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
     for (secs, job) in seconds.iter().take(12) {
         println!("  {secs:6.1} s  {job}");
     }
+    if zoo_fixtures::full() {
+        println!("{}", matrix.into_inner().unwrap().table());
+    }
     let problems = problems.into_inner().unwrap();
     assert!(
         problems.is_empty(),
@@ -306,4 +311,119 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
         problems.len(),
         problems.join("\n\n")
     );
+}
+
+/// The variant matrix the full tier prints: for every finding a buggy program is meant for, each
+/// program and seed, whether it was reported at warn or fail and from which step, beside what its
+/// fixed twin got on the same seed.
+struct Matrix {
+    /// (program, seed) → every finding.
+    seen: BTreeMap<(String, u64), Vec<Seen>>,
+}
+
+/// A finding as the matrix keeps it: id, severity, first step.
+type Seen = (String, String, Option<f64>);
+
+impl Matrix {
+    fn new() -> Matrix {
+        Matrix {
+            seen: BTreeMap::new(),
+        }
+    }
+
+    fn note(&mut self, job: &Job, found: &[(String, String)], doc: &str) {
+        let steps = serde_json::from_str::<serde_json::Value>(doc).ok();
+        let report = steps.as_ref().map(|d| {
+            if d["runs"].is_array() {
+                d["runs"][0].clone()
+            } else {
+                d.clone()
+            }
+        });
+        let step_of = |id: &str| {
+            report.as_ref().and_then(|r| {
+                r["findings"].as_array().and_then(|fs| {
+                    fs.iter()
+                        .filter(|f| f["symptom"] == id)
+                        .filter_map(|f| f["step"].as_f64())
+                        .reduce(f64::min)
+                })
+            })
+        };
+        let rows = found
+            .iter()
+            .map(|(id, sev)| (id.clone(), sev.clone(), step_of(id)))
+            .collect();
+        self.seen.insert((job.entry.name.clone(), job.seed), rows);
+    }
+
+    /// A markdown table: finding, program, then per seed the program's result (`step S` where it
+    /// was caught, `missed`) and its twin's (`clean`, or the fails it got).
+    fn table(&self) -> String {
+        let twins = twins();
+        let mut rows = Vec::new();
+        for e in zoo_fixtures::entries().iter().filter(|e| !e.clean) {
+            if !SEEDS
+                .iter()
+                .any(|&s| self.seen.contains_key(&(e.name.clone(), s)))
+            {
+                continue;
+            }
+            for id in &e.expect {
+                let mut cells = vec![id.clone(), e.name.clone()];
+                for seed in SEEDS {
+                    let Some(found) = self.seen.get(&(e.name.clone(), seed)) else {
+                        cells.push("not run".into());
+                        continue;
+                    };
+                    let hit = found
+                        .iter()
+                        .filter(|f| &f.0 == id && (f.1 == "fail" || f.1 == "warn"))
+                        .map(|f| f.2.map_or("caught".to_string(), |s| format!("step {s}")))
+                        .next();
+                    cells.push(hit.unwrap_or_else(|| "missed".into()));
+                }
+                let twin = twins.get(&e.name);
+                for seed in SEEDS {
+                    let cell = match twin.and_then(|t| self.seen.get(&(t.clone(), seed))) {
+                        None => "-".to_string(),
+                        Some(found) => {
+                            let fails: Vec<_> = found
+                                .iter()
+                                .filter(|f| f.1 == "fail")
+                                .map(|f| f.0.clone())
+                                .collect();
+                            if fails.is_empty() {
+                                "clean".into()
+                            } else {
+                                format!("fail {}", fails.join(" "))
+                            }
+                        }
+                    };
+                    cells.push(cell);
+                }
+                rows.push(format!("| {} |", cells.join(" | ")));
+            }
+        }
+        format!(
+            "| finding | program | seed 0 | seed 1 | twin seed 0 | twin seed 1 |\n|---|---|---|---|---|---|\n{}",
+            rows.join("\n")
+        )
+    }
+}
+
+/// Buggy program → its fixed twin (the manifest's `twin_of` on the buggy program).
+fn twins() -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(repo().join("torch/run_zoo/manifest.json"))
+        .expect("torch/run_zoo/manifest.json");
+    let entries: Vec<serde_json::Value> = serde_json::from_str(&text).expect("manifest is JSON");
+    entries
+        .iter()
+        .filter_map(|e| {
+            Some((
+                e["name"].as_str()?.to_string(),
+                e["twin_of"].as_str()?.to_string(),
+            ))
+        })
+        .collect()
 }
