@@ -243,7 +243,62 @@ pub fn annotate(words: &[String]) -> Vec<Slot> {
         i += best.map_or(1, |f| f.words.len());
     }
     near(&mut slots);
+    numbers(&mut slots);
     slots
+}
+
+/// Class counts whose chance-level cross-entropy (ln k) people paste: few-way tasks, the usual
+/// benchmark label counts and the vocabularies of common tokenizers.
+const CLASS_COUNTS: &[f64] = &[
+    2.0, 3.0, 4.0, 5.0, 10.0, 20.0, 100.0, 1000.0, 32000.0, 32768.0, 50257.0, 50304.0, 128256.0,
+    151936.0, 256000.0,
+];
+
+/// What numbers say on their own: a loss written with decimals that equals ln k for a usual
+/// class count k, to the precision it is written with, is the loss of a uniform guess
+/// (`2.30` for ten classes, `10.82` for GPT-2's vocabulary): chance. And "X while the
+/// reference (paper, baseline) gets Y", or "X, expected Y", says X is high or low.
+fn numbers(slots: &mut Vec<Slot>) {
+    let single = |slot: &Slot| -> Option<(f64, usize)> {
+        let [w] = slot.as_slice() else { return None };
+        let decimals = w.split_once('.').map(|(_, d)| d.len())?;
+        w.parse::<f64>().ok().map(|x| (x, decimals))
+    };
+    let plain = |slot: &Slot| -> Option<f64> {
+        let [w] = slot.as_slice() else { return None };
+        w.parse::<f64>().ok()
+    };
+    let mut added: Vec<Slot> = Vec::new();
+    for slot in slots.iter() {
+        if let Some((x, decimals)) = single(slot) {
+            let half_unit = 0.5 * 10f64.powi(-(decimals as i32));
+            if CLASS_COUNTS
+                .iter()
+                .any(|k| (x - k.ln()).abs() <= half_unit + 1e-3)
+            {
+                added.push(vec![format!("{PREFIX}chance")]);
+            }
+        }
+    }
+    const BETWEEN: &[&str] = &[
+        "instead",
+        "reference",
+        "expect",
+        "paper",
+        "baseline",
+        "should",
+    ];
+    let words = |slot: &Slot| -> bool { slot.iter().any(|w| BETWEEN.contains(&w.as_str())) };
+    for i in 0..slots.len() {
+        let Some(x) = plain(&slots[i]) else { continue };
+        let ahead = (i + 1..slots.len().min(i + 7)).find_map(|j| plain(&slots[j]).map(|y| (j, y)));
+        let Some((j, y)) = ahead else { continue };
+        if x != y && slots[i + 1..j].iter().any(words) {
+            let side = if x > y { "big" } else { "small" };
+            added.push(vec![format!("{PREFIX}{side}")]);
+        }
+    }
+    slots.extend(added);
 }
 
 /// Apply the near rules, reading only the slots marked before this pass. Each concept found
@@ -323,6 +378,36 @@ mod tests {
         assert!(!terms("loss stuck from step 0").contains(&"@losszero".to_string()));
         let far = "memory use is fine; the validation metric looks right and the lr goes up";
         assert!(!terms(far).contains(&"@memgrow".to_string()), "{far}");
+    }
+
+    #[test]
+    fn a_loss_at_ln_of_a_class_count_is_chance() {
+        for q in [
+            "stuck at 2.30 for cifar10",
+            "loss 0.693 forever",
+            "loss sits at 10.82",
+        ] {
+            assert!(terms(q).contains(&"@chance".to_string()), "{q}");
+        }
+        for q in [
+            "loss 2.5",
+            "lr 2.3e-4 works",
+            "loss 2.35 after a day",
+            "trained 3 epochs",
+        ] {
+            assert!(!terms(q).contains(&"@chance".to_string()), "{q}");
+        }
+    }
+
+    #[test]
+    fn a_number_instead_of_another_is_high_or_low() {
+        let t = terms("we get 1.9 while the paper reports 1.6");
+        assert!(t.contains(&"@big".to_string()), "{t:?}");
+        let t = terms("first loss 0.05, expected 4.6");
+        assert!(t.contains(&"@small".to_string()), "{t:?}");
+        assert!(!terms("batch 32 and 4 gpus")
+            .iter()
+            .any(|t| t == "@big" || t == "@small"));
     }
 
     #[test]
