@@ -405,8 +405,20 @@ impl Matrix {
                 rows.push(format!("| {} |", cells.join(" | ")));
             }
         }
+        let mut warns = Vec::new();
+        for e in zoo_fixtures::entries().iter().filter(|e| e.clean) {
+            for seed in SEEDS {
+                for f in self.seen.get(&(e.name.clone(), seed)).into_iter().flatten() {
+                    if f.1 == "warn" {
+                        warns.push(format!("{} seed {seed}: warn {}", e.name, f.0));
+                    }
+                }
+            }
+        }
         format!(
-            "| finding | program | seed 0 | seed 1 | twin seed 0 | twin seed 1 |\n|---|---|---|---|---|---|\n{}",
+            "warnings on clean programs:\n{}\n\n\
+             | finding | program | seed 0 | seed 1 | twin seed 0 | twin seed 1 |\n|---|---|---|---|---|---|\n{}",
+            warns.join("\n"),
             rows.join("\n")
         )
     }
