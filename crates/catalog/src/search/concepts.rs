@@ -84,7 +84,7 @@ const CONCEPTS: &[Concept] = &[
     c("vanish", &["vanish", "diminish", "vanishing gradient"], &[]),
     c("lasthead", &["last layer", "output layer", "final layer", "head", "lm_head", "classifier head", "output head"], &[]),
     c("init", &["init", "initialization", "initial", "initially", "start", "beginning", "step zero", "epoch zero", "iteration zero", "before training", "before any training", "first loss", "starting loss"], &[]),
-    c("chance", &["chance", "random guess", "random guessing", "uniform prediction", "coin flip", "better than random"], &[]),
+    c("chance", &["chance", "random guess", "random guessing", "uniform prediction", "coin flip", "better than random", "1/num_classes", "1/n_classes", "1/number of classes", "one over the number of classes", "random level"], &[]),
     c("big", &["high", "higher", "above", "greater", "large", "big", "huge", "enormous", "massive"], &[]),
     c("small", &["low", "lower", "below", "small", "tiny"], &[]),
     c("suspicious", &["too good", "too good to be true", "suspicious", "suspiciously", "unrealistic", "too early", "too fast", "too quickly", "seems impossible", "impossibly", "within minutes", "right away"], &[]),
@@ -123,6 +123,7 @@ const NEAR: &[(&str, &str, usize, &str)] = &[
     ("@fall", "@flat", 4, "fallstall"),
     ("loss", "zero", 3, "losszero"),
     ("loss", "improv", 2, "fall"),
+    ("loss", "sam", 2, "flat"),
 ];
 
 /// The annotated words: a slot holds one word, or a phrase's words, and the concepts marked
@@ -374,6 +375,8 @@ mod tests {
             assert!(terms(q).contains(&"@memgrow".to_string()), "{q}");
         }
         assert!(terms("val loss increasing").contains(&"@valrise".to_string()));
+        assert!(terms("loss same as epoch 0").contains(&"@flat".to_string()));
+        assert!(terms("accuracy sits at 1/num_classes").contains(&"@chance".to_string()));
         assert!(terms("loss went to 0").contains(&"@losszero".to_string()));
         assert!(!terms("loss stuck from step 0").contains(&"@losszero".to_string()));
         let far = "memory use is fine; the validation metric looks right and the lr goes up";
