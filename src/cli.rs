@@ -1,10 +1,12 @@
-//! The command line: global flags and one variant per subcommand. Each subcommand's own
-//! arguments live beside its code in `commands/`.
+//! The command line: global flags and one variant per subcommand, and the dispatch of a parsed
+//! command line to its subcommand. Each subcommand's own arguments live beside its code in
+//! `commands/`.
 
 use crate::commands;
 pub use crate::context::ColorChoice;
 use crate::context::Context;
-use clap::{Parser, Subcommand};
+use crate::{Exit, Result};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::path::PathBuf;
 
 #[derive(Debug, Parser)]
@@ -75,4 +77,27 @@ pub enum Command {
     Run(commands::run::Args),
     /// Shell completions.
     Completions(commands::completions::Args),
+}
+
+/// Dispatch a parsed command line; the `Exit` is the process status.
+pub fn run(cli: Cli) -> Result<Exit> {
+    use commands::*;
+    let g = &cli.global.context();
+    match cli.command {
+        Command::Quote(a) => quote::run(a, g),
+        Command::List(a) => list::run(a, g),
+        Command::Show(a) => show::run(a, g),
+        Command::Search(a) => search::run(a, g),
+        Command::Triage(a) => triage::run(a, g),
+        Command::Catalog(a) => catalog::run(a, g),
+        Command::Skill(a) => skill::run(a, g),
+        Command::Check(a) => check::run(a, g),
+        Command::Zoo(a) => zoo::run(a, g),
+        Command::Demo(a) => demo::run(a, g),
+        Command::Memory(a) => memory::run(a, g),
+        Command::SweepCompare(a) => sweep_compare::run(a, g),
+        Command::Doctor(a) => doctor::run(a, g),
+        Command::Run(a) => run::run(a, g),
+        Command::Completions(a) => completions::run(a, Cli::command(), g),
+    }
 }

@@ -2,7 +2,7 @@
 //! turn its outcome into the exit code (all of it in the library crate; see `lib.rs`).
 
 use clap::Parser;
-use mldebug::{cli::Cli, commands, render::terminal, Exit};
+use mldebug::{cli, cli::Cli, render::terminal, Exit};
 
 /// Counts this thread's allocations for `check memory` (zoo models run in this process).
 #[global_allocator]
@@ -19,7 +19,7 @@ fn main() -> std::process::ExitCode {
         return std::process::ExitCode::from(mldebug::run::guard::main(&rest));
     }
     let cli = Cli::parse();
-    match commands::run(cli) {
+    match cli::run(cli) {
         Ok(exit) => exit.into(),
         Err(e) => {
             // A message may name a file or repeat its text: no control character reaches the terminal.

@@ -1,10 +1,9 @@
-//! `mldebug completions <shell>`: shell completion scripts, generated from the CLI definition.
+//! `mldebug completions <shell>`: shell completion scripts, generated from the CLI definition
+//! (handed in by the dispatch, [`crate::cli::run`]).
 
-use crate::cli::Cli;
 use crate::context::Context;
 use crate::render::output::emit;
 use crate::{Error, Exit, Result};
-use clap::CommandFactory;
 use clap_complete::Shell;
 
 #[derive(Debug, clap::Args)]
@@ -13,8 +12,8 @@ pub struct Args {
     pub shell: Shell,
 }
 
-pub fn run(args: Args, _g: &Context) -> Result<Exit> {
-    let mut cmd = Cli::command();
+/// Writes the completion script of `cmd`, the whole command line's definition.
+pub fn run(args: Args, mut cmd: clap::Command, _g: &Context) -> Result<Exit> {
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "mldebug", &mut script);
     let script = String::from_utf8(script)

@@ -18,11 +18,22 @@
 //! the paper's formula exactly.
 
 use crate::architecture::{Mlp, Shape};
-use crate::setup::Attention;
+use crate::setup::{Attention, Quant, Setup};
+use crate::weights::FP32;
 use serde::Serialize;
 
 /// Bytes of a dropout mask element (PyTorch keeps it as bool).
 const MASK_BYTES: f64 = 1.0;
+
+/// Bytes of an activation value: the compute dtype, or fp32 when a quantized base has had its
+/// other parameters cast to fp32 (the hidden states then flow in fp32).
+pub fn activation_bytes(setup: &Setup) -> f64 {
+    if setup.quant != Quant::None && setup.kbit_upcast {
+        FP32
+    } else {
+        setup.precision.compute_bytes()
+    }
+}
 /// Bytes of the fp32 log-sum-exp a fused attention kernel keeps per head and row.
 const LSE_BYTES: f64 = 4.0;
 

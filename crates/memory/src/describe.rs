@@ -1,8 +1,8 @@
 //! The "how" column of the estimate: how each component was counted, in words, with the
 //! numbers that went into it.
 
+use crate::activations::activation_bytes;
 use crate::architecture::Shape;
-use crate::estimate::activation_bytes;
 use crate::setup::{Attention, Method, Quant, Setup, Shard};
 use crate::weights::{full_param_bytes, nf4_constant_bytes, WeightBytes, FP32, NF4_BLOCK};
 use mldebug_text::number::{grouped, human_bytes, human_count};

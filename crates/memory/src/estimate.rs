@@ -12,11 +12,11 @@
 //! memory adds the caching allocator's slack ([`ALLOCATOR_SLACK`]); the device also holds the
 //! CUDA context ([`CUDA_CONTEXT_BYTES`]), which PyTorch's counters do not show.
 
-use crate::activations::{checkpointed_per_layer, per_layer};
+use crate::activations::{activation_bytes, checkpointed_per_layer, per_layer};
 use crate::architecture::{ParamCounts, Shape};
 use crate::describe;
 use crate::optimizer::{self, state_bytes, step_temporaries};
-use crate::setup::{Quant, Setup, Shard};
+use crate::setup::{Setup, Shard};
 use crate::weights::{grad_bytes, trainable_params, weight_bytes, FP32};
 use mldebug_text::number::human_bytes;
 use serde::Serialize;
@@ -198,16 +198,6 @@ pub fn estimate(shape: &Shape, setup: &Setup) -> Result<Estimate, String> {
         reserved: peak * (1.0 + ALLOCATOR_SLACK),
         on_device: peak * (1.0 + ALLOCATOR_SLACK) + CUDA_CONTEXT_BYTES,
     })
-}
-
-/// Bytes of an activation value: the compute dtype, or fp32 when a quantized base has had its
-/// other parameters cast to fp32 (the hidden states then flow in fp32).
-pub fn activation_bytes(setup: &Setup) -> f64 {
-    if setup.quant != Quant::None && setup.kbit_upcast {
-        FP32
-    } else {
-        setup.precision.compute_bytes()
-    }
 }
 
 /// The logits-sized tensors, in bytes.

@@ -2,7 +2,7 @@
 //! lengths.
 
 use crate::arms::{self, Arms};
-use crate::compare::Options;
+use crate::options::Options;
 use crate::record::RunRecord;
 use crate::reduce::Reduction;
 use crate::task::Run;

@@ -9,6 +9,7 @@
 //! - [`stats`]: the statistics, free of I/O; [`power`]: MDE and seeds needed.
 //! - [`verdict`], [`warnings`]: the plain-words verdict and what to distrust.
 //! - [`duplicates`]: the same run read twice is counted once.
+//! - [`options`]: what a comparison is asked (the command line's choices) and its bounds.
 //! - [`compare`]: runs in, a [`comparison::Comparison`] out: each task analysed (`task`), several
 //!   tasks Holm-adjusted and judged together (`multi_task`), the design warned about (`design`);
 //!   numbers are written by `mldebug_text::number`.
@@ -22,6 +23,7 @@ mod design;
 pub mod duplicates;
 pub mod error;
 mod multi_task;
+pub mod options;
 
 pub mod pairing;
 pub mod power;

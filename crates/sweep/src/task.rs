@@ -5,8 +5,8 @@
 //! Holm-adjusted p-values.
 
 use crate::arms::Arms;
-use crate::compare::{Options, LEVEL, MAX_MAGNITUDE};
 use crate::comparison::{ArmStats, PairRow, PairedStats, TaskResult, UnpairedStats};
+use crate::options::{Options, LEVEL, MAX_MAGNITUDE};
 use crate::pairing::{self, Pairing};
 use crate::power::{self, Power};
 use crate::record::RunRecord;

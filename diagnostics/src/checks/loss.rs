@@ -1,7 +1,7 @@
 //! Loss helpers shared by the default `DebugModel::loss` and the checks.
 
-use crate::model::IGNORE_INDEX;
 use candle_core::{DType, Result, Tensor, D};
+use mldebug_report::IGNORE_INDEX;
 
 /// Mean cross-entropy over the last dim of `logits`, ignoring targets equal to `IGNORE_INDEX`.
 ///

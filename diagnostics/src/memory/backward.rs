@@ -13,8 +13,8 @@
 //! used through a transpose or a broadcast (candle_nn's `Linear`, `Embedding`, `BatchNorm`) does
 //! not, because backward detaches the gradient of that view.
 
-use super::graph::storage_key;
-use super::measure::{bytes, Layers, TENSOR_OVERHEAD};
+use super::graph::{bytes, storage_key, TENSOR_OVERHEAD};
+use super::layers::Layers;
 use crate::model::Batch;
 use candle_core::{Result, Tensor, Var};
 use std::collections::HashSet;

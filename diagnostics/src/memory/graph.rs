@@ -11,6 +11,16 @@
 use candle_core::Tensor;
 use std::collections::HashMap;
 
+/// Bytes of a tensor besides its data in candle 0.11 on a 64-bit target: the shared tensor
+/// struct, its shape and strides, its storage's lock (measured with the counting allocator:
+/// 256 for a rank-1 tensor).
+pub const TENSOR_OVERHEAD: f64 = 256.0;
+
+/// Bytes of a tensor's elements.
+pub(crate) fn bytes(t: &Tensor) -> f64 {
+    (t.elem_count() * t.dtype().size_in_bytes()) as f64
+}
+
 /// The graph behind a loss, by storage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct GraphInventory {

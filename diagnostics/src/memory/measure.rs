@@ -12,7 +12,8 @@
 //! parameters, the batch, AdamW's two moments, and the bytes its autograd graph keeps
 //! ([`super::graph`]): candle keeps every intermediate until backward is done.
 
-use super::graph::{inventory, GraphInventory};
+use super::graph::{bytes, inventory, GraphInventory, TENSOR_OVERHEAD};
+use super::layers::{traced_layers, Layers, FRAMES};
 use super::meter::{self, Meter};
 use super::{alloc, backward};
 use crate::checks::buffers;
@@ -21,7 +22,7 @@ use crate::checks::optimizer::CheckOptimizer;
 use crate::init::{seeded_var_builder, ParamStore};
 use crate::model::{Batch, DebugModel, Task};
 use crate::options::Options;
-use crate::trace::{Frame, Recorder};
+use crate::trace::Recorder;
 use candle_core::{Device, Error, Result, Tensor, Var};
 use mldebug_memory::measured::{
     Measurement, ModelEstimate, ModuleActivation, StageEstimate, StepMemory,
@@ -33,10 +34,6 @@ pub const STEPS: usize = 4;
 /// ops (new moments, their bias corrections, the square root, the update) all start from a
 /// `Var`, so each result keeps its inputs until the parameter is set.
 pub const ADAM_TEMPORARIES: f64 = 15.0;
-/// Bytes of a tensor besides its data in candle 0.11 on a 64-bit target: the shared tensor
-/// struct, its shape and strides, its storage's lock (measured with the counting allocator:
-/// 256 for a rank-1 tensor).
-pub const TENSOR_OVERHEAD: f64 = 256.0;
 /// Bytes of a parameter besides its data: its tensor's header, its name and its entry in the
 /// parameter map (measured: 326 with names like `layer.12.weight`).
 pub const VAR_OVERHEAD: f64 = 326.0;
@@ -72,11 +69,6 @@ pub struct Run {
     pub estimate: StageEstimate,
     /// The autograd graph of one step.
     pub graph: GraphInventory,
-}
-
-/// Bytes of a tensor's elements.
-pub(crate) fn bytes(t: &Tensor) -> f64 {
-    (t.elem_count() * t.dtype().size_in_bytes()) as f64
 }
 
 /// `batch` repeated and cut as `layout` says.
@@ -358,41 +350,4 @@ fn stage_estimate(
             + kept.bytes
             + ADAM_TEMPORARIES * (largest + overhead.tensor),
     }
-}
-
-/// What one traced forward pass tells about the model's layers.
-pub(crate) struct Layers {
-    /// Each traced module's output (summed when a module runs more than once).
-    pub(crate) modules: Vec<ModuleActivation>,
-    /// Each traced `conv2d` layer's name, input shape and output shape (first call).
-    pub(crate) convs: Vec<(String, Vec<usize>, Vec<usize>)>,
-}
-
-/// Room for every frame of the zoo's and typical small models' forward passes.
-const FRAMES: usize = 4096;
-
-/// The frames of one forward pass as layers: each traced module's output bytes (`size` per
-/// value), and the shapes around each traced convolution.
-fn traced_layers(frames: Vec<Frame>, size: usize) -> Layers {
-    let mut layers = Layers {
-        modules: Vec::new(),
-        convs: Vec::new(),
-    };
-    for f in frames {
-        let b = (f.shape.iter().product::<usize>() * size) as f64;
-        if f.kind == "conv2d" && !layers.convs.iter().any(|(m, _, _)| *m == f.module) {
-            layers
-                .convs
-                .push((f.module.clone(), f.input_shape.clone(), f.shape.clone()));
-        }
-        match layers.modules.iter_mut().find(|m| m.module == f.module) {
-            Some(m) => m.bytes += b,
-            None => layers.modules.push(ModuleActivation {
-                module: f.module,
-                kind: f.kind.to_string(),
-                bytes: b,
-            }),
-        }
-    }
-    layers
 }
