@@ -1,5 +1,5 @@
 """The run zoo without mldebug: every script in manifest.json runs plainly for two epochs and
-exits 0; where a script's own log shows its bug (weights that never move, an accuracy that
+exits 0 (one whose bug stops it, `raises` in the manifest, ends with that exception); where a script's own log shows its bug (weights that never move, an accuracy that
 stays at zero, a NaN), the buggy script shows it and its fixed twin does not; the manifest
 agrees with the files and with PLAYBOOK.md; each buggy script differs from its twin in a few
 lines.
@@ -114,6 +114,7 @@ EFFECTS = [
     ("duplicate_batches", "records seen", lambda v: v[-1] == 320, lambda v: v[-1] == 160),
     ("cycle_nan_temperature", "loss", lambda v: is_nan(v[-1]), lambda v: not any(map(is_nan, v))),
     ("cycle_eval_train_mode", "val_acc", lambda v: len(v) >= 3, lambda v: len(v) >= 3),
+    ("amp_clip_before_unscale", "val_acc", lambda v: v[-1] < 0.5, lambda v: v[-1] > 0.8),
 ]
 
 
@@ -185,6 +186,10 @@ class ScriptsRunTest(unittest.TestCase):
                 if missing:
                     self.skipTest(f"needs {', '.join(missing)}")
                 code, out, err, seconds = self.results[e["name"]]
+                if e.get("raises"):  # its bug stops it: the program's own exception
+                    self.assertEqual(code, 1, f"{' '.join(argv(e))}\n{err[-3000:]}")
+                    self.assertIn(e["raises"] + ":", err.splitlines()[-1])
+                    continue
                 self.assertEqual(code, 0, f"{' '.join(argv(e))} ({seconds:.1f} s)\n{out[-2000:]}\n{err[-3000:]}")
 
     def test_bugs_show_in_the_scripts_own_logs(self):

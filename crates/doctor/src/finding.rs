@@ -34,6 +34,12 @@ pub enum Symptom {
     StepChangesNothing,
     /// An optimizer step that moves a module group's weights by a large share of their norm.
     UpdateTooLarge,
+    /// A gradient clip compared with gradients still multiplied by a GradScaler's scale.
+    ClipBeforeUnscale,
+    /// A parameter group with weight decay holds norm weights, biases or embeddings.
+    DecayOnNorms,
+    /// torch.optim.Adam with weight_decay: an L2 term scaled by Adam's denominator.
+    AdamL2Decay,
     /// Memory of the first steps, stage by stage (forward, backward, optimizer step).
     MemoryStages,
     /// The optimizer holds tensors that are not the trained model's parameters.
@@ -122,10 +128,13 @@ impl Symptom {
     ];
 
     /// The symptoms only a run trace shows (`mldebug run`), in the order findings are listed.
-    pub const TRACE: [Symptom; 38] = [
+    pub const TRACE: [Symptom; 41] = [
         Symptom::GradsAccumulate,
         Symptom::StepChangesNothing,
         Symptom::UpdateTooLarge,
+        Symptom::ClipBeforeUnscale,
+        Symptom::DecayOnNorms,
+        Symptom::AdamL2Decay,
         Symptom::OptimizerNotModel,
         Symptom::ParamsNotOptimized,
         Symptom::MostlyFrozen,
@@ -179,6 +188,9 @@ impl Symptom {
             Symptom::GradsAccumulate => "grads-accumulate",
             Symptom::StepChangesNothing => "step-changes-nothing",
             Symptom::UpdateTooLarge => "update-too-large",
+            Symptom::ClipBeforeUnscale => "clip-before-unscale",
+            Symptom::DecayOnNorms => "decay-on-norms",
+            Symptom::AdamL2Decay => "adam-l2-decay",
             Symptom::MemoryStages => "memory-stages",
             Symptom::OptimizerNotModel => "optimizer-not-model",
             Symptom::ParamsNotOptimized => "params-not-optimized",

@@ -7,6 +7,9 @@
   _BaseDataLoaderIter.__next__            batches and the time spent waiting for them
   DistributedSampler.set_epoch            the epochs the program passes
   torch.amp.GradScaler.scale              the scale, so a step's loss is reported unscaled
+  GradScaler.unscale_ / update            whether a clip saw scaled gradients (probes/clip.py)
+  torch.nn.utils.clip_grad_norm_ /        each clip: its threshold, the norm it returned, the
+    clip_grad_value_                      scale still on the gradients (probes/clip.py)
 
 Each wrapper calls the original with the same arguments and returns its result unchanged (or
 re-raises its exception unchanged); `functools.wraps` keeps names and docs. While torch.compile
@@ -28,6 +31,7 @@ import weakref
 
 from . import hooks
 from . import state as _state
+from .probes import clip
 from .probes import data, labels, mode, optim, syncs
 
 SCALED_KEPT_MAX = 64  # GradScaler outputs remembered until their backward
@@ -135,9 +139,31 @@ def _scaler_scale(original):
     def scale(self, outputs, *args, **kwargs):
         scaled = original(self, outputs, *args, **kwargs)
         _remember_scale(self, outputs, scaled)
+        if scaled is not outputs:
+            clip.scaled(self)
         return scaled
 
     return scale
+
+
+def _scaler_unscale(original):
+    @functools.wraps(original)
+    def unscale_(self, optimizer, *args, **kwargs):
+        result = original(self, optimizer, *args, **kwargs)
+        clip.unscaled(self, optimizer)
+        return result
+
+    return unscale_
+
+
+def _scaler_update(original):
+    @functools.wraps(original)
+    def update(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        clip.updated(self)
+        return result
+
+    return update
 
 
 def install_patches(torch):
@@ -157,3 +183,9 @@ def install_patches(torch):
     _patch(sys.modules["torch.utils.data.distributed"].DistributedSampler, "set_epoch",
            _set_epoch)
     _patch(torch.amp.GradScaler, "scale", _scaler_scale)
+    _patch(torch.amp.GradScaler, "unscale_", _scaler_unscale)
+    _patch(torch.amp.GradScaler, "update", _scaler_update)
+    clip_grad = sys.modules["torch.nn.utils.clip_grad"]
+    for owner in (torch.nn.utils, clip_grad):
+        _patch(owner, "clip_grad_norm_", clip.wrap_norm)
+        _patch(owner, "clip_grad_value_", clip.wrap_value)

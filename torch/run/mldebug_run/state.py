@@ -102,6 +102,7 @@ class State:
         self.labels_candidate = None  # a `labels` record from a loss inside a root forward
         self.root_kwargs_labels = False
         self.scaled = {}  # id(scaled loss) -> (weakref, scale tensor) from GradScaler.scale
+        self.clips = []  # gradient clips waiting for their step (probes/clip.py)
         self.pid = os.getpid()
         self.totals = {"forwards": 0, "nograd_forwards": 0, "backwards": 0}  # over the run
         self.manual = None  # probes/manual.py: the hand-written update's entry, once measured

@@ -145,6 +145,42 @@ pub struct Group {
     pub weight_decay: Option<f64>,
     #[serde(deserialize_with = "num")]
     pub momentum: Option<f64>,
+    /// What kinds of parameters the group holds (`norm`, `embedding`, `bias`); the other
+    /// tensors (weight matrices, kernels) are not counted.
+    pub kinds: BTreeMap<String, KindCount>,
+    /// Adam's `decoupled_weight_decay` (AdamW's decay); absent for other optimizers.
+    pub decoupled_weight_decay: Option<bool>,
+}
+
+/// One kind of parameter in a group: tensors and their elements.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct KindCount {
+    pub tensors: u64,
+    pub numel: u64,
+}
+
+/// One gradient clip the program ran before a step (`clip_grad_norm_`, `clip_grad_value_`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Clip {
+    /// `norm` or `value`.
+    pub kind: String,
+    /// `max_norm` or `clip_value`.
+    #[serde(deserialize_with = "num")]
+    pub threshold: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub norm_type: Option<f64>,
+    /// The norm the clip returned: the clipped gradients' total norm before the clip, as the
+    /// call saw them (still multiplied by the scale when `scaled`).
+    #[serde(deserialize_with = "num")]
+    pub norm: Option<f64>,
+    pub tensors: u64,
+    /// The gradients were still multiplied by a GradScaler's scale (clipped before
+    /// `scaler.unscale_`).
+    pub scaled: bool,
+    #[serde(deserialize_with = "num")]
+    pub scale: Option<f64>,
 }
 
 /// `optimizer`.
@@ -231,6 +267,8 @@ pub struct Step {
     pub grads_carried: Option<u64>,
     pub nograd_forwards: Option<u64>,
     pub update_sampled: Option<bool>,
+    /// The gradient clips of the optimizer's tensors since its previous step.
+    pub clips: Vec<Clip>,
 }
 
 /// One entry of a `step` record's `sync_sites`.

@@ -31,6 +31,8 @@ from .. import state as _state
 from .. import window
 from ..state import HEAVY_STEPS, probe
 from ..where import where
+from . import clip
+from . import groups as _groups
 from . import batchnorm, carried, data, grads, memory, nonfinite, stages, syncs
 from .tensors import (FINGERPRINT_ELEMENTS, measured_gradient, norms, sample, stack_as, sums64,
                       to_floats)
@@ -72,6 +74,7 @@ def _optimizer_record(entry, opt, tensors):
                "lr": _number(g.get("lr")), "weight_decay": _number(g.get("weight_decay")),
                "momentum": _number(g.get("momentum"))}
               for g in opt.param_groups]
+    _groups.annotate(groups, opt)
     st.emit("optimizer", step=st.step, optimizer=entry.index, **{"class": type(opt).__name__},
             where=entry.where, tensors=len(tensors), numel=numel, in_models=numel_in,
             not_in_models=numel - numel_in, groups=groups)
@@ -311,6 +314,11 @@ def measure_post(entry, opt, tensors, pre):
         n_sums = len(values)
         changed, deltas, weights = _compare(pre["compared"], pre["copies"], pre["sampled"])
         values.extend(changed + deltas + weights)
+        n_compared = len(values)
+        # The tensors measured before the step too: at the run's end a hand-written update's
+        # model may be gone.
+        clips = clip.take(opt, list(all_tensors) + pre.get("with_grad_tensors", []))
+        values.extend(clip.values(clips))
     floats = to_floats(values)
     grad_norm = math.sqrt(sum(floats[:n_sq])) if n_sq else None
     record = _step_record(entry, opt, pre, grad_norm)
@@ -322,7 +330,8 @@ def measure_post(entry, opt, tensors, pre):
         bad = to_floats(pre["grad_norms"])
         nonfinite.gradient(pre["with_grad_tensors"], bad)
     nonfinite.after_step(st.interval.loss, grad_norm)
-    updates = _update_fields(record, pre["compared"], pre, floats[n_sums:])
+    updates = _update_fields(record, pre["compared"], pre, floats[n_sums:n_compared])
+    clip.fill(record, clips, floats[n_compared:])
     if entry.index == 0 and stages.take():
         record["memory_stages"] = stages.take()
     carried.snapshot(entry, tensors)

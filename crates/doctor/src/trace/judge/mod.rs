@@ -2,7 +2,9 @@
 //! and pushing findings. Findings of the same symptom on several ranks become one finding with
 //! the ranks named; the cross-rank comparisons live in [`ranks`].
 
+mod clipping;
 mod data;
+mod decay;
 mod labels;
 mod lifecycle;
 mod memory_estimate;
@@ -53,6 +55,8 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
         let mut out = Vec::new();
         optimizer::judge(p, &mut out);
         update::judge(p, &mut out);
+        clipping::judge(p, &mut out);
+        decay::judge(p, &mut out);
         labels::judge(p, &mut out);
         numerics::judge(p, &mut out);
         mode::judge(p, &mut out);
@@ -69,6 +73,7 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
                 .filter(|f| !numerics::covered(p, f)),
         );
         numerics::annotate_spikes(p, &mut out);
+        clipping::clipped_jumps(p, &mut out);
         for f in &mut out {
             f.ranks = vec![p.rank()];
         }
@@ -164,6 +169,8 @@ fn pct(x: f64) -> String {
 pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_clipping;
 #[cfg(test)]
 mod tests_data_wait;
 #[cfg(test)]

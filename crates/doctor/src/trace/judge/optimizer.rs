@@ -7,6 +7,7 @@
 //! are the same (parameters that get gradients change after an update, gradients are reset
 //! between updates), only the words differ.
 
+use super::clipping::applied_grad_norm;
 use super::{main_model, pct};
 use crate::finding::{Finding, Severity, Symptom};
 use crate::trace::read::Process;
@@ -53,7 +54,7 @@ fn optimizer_site(p: &Process) -> Option<String> {
 }
 
 /// Whether the process's updates are written by hand (no `torch.optim` optimizer stepped).
-fn hand_written(p: &Process) -> bool {
+pub(super) fn hand_written(p: &Process) -> bool {
     !p.optimizers.is_empty() && p.optimizers.iter().all(|o| o.manual)
 }
 
@@ -128,7 +129,7 @@ fn unchanged(p: &Process, out: &mut Vec<Finding>) {
     }
     let s = measured[measured.len() - 1];
     let lr = s.lr.unwrap_or(f64::NAN);
-    let grad = s.grad_norm.unwrap_or(f64::NAN);
+    let grad = applied_grad_norm(p, s).unwrap_or(f64::NAN);
     let summary = if hand_written(p) {
         format!(
             "no parameter changed between a backward and the next forward at each of the {} \
@@ -197,7 +198,7 @@ fn too_small(p: &Process, out: &mut Vec<Finding>) {
         return;
     }
     let s = p.steps.last().expect("steps were measured");
-    let grad = s.grad_norm.unwrap_or(f64::NAN);
+    let grad = applied_grad_norm(p, s).unwrap_or(f64::NAN);
     let lr = s.lr.unwrap_or(f64::NAN);
     out.push(
         Finding::new(
