@@ -34,6 +34,7 @@ pub fn unknown_keys(line: &str) -> Result<Vec<String>, String> {
         "optimizer" => typed!(records::Optimizer),
         "step" => typed!(records::Step),
         "grads" => typed!(records::Grads),
+        "adapters" => typed!(records::Adapters),
         "loss_call" => typed!(records::LossCall),
         "labels" => typed!(records::Labels),
         "mode" => typed!(records::Mode),

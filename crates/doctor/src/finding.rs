@@ -40,6 +40,10 @@ pub enum Symptom {
     DecayOnNorms,
     /// torch.optim.Adam with weight_decay: an L2 term scaled by Adam's denominator.
     AdamL2Decay,
+    /// The loss is a sum over the batch: the step grows with the batch (or batch x tokens).
+    LossSummed,
+    /// Earlier steps' losses still alive with their graph (kept in a list undetached).
+    LossGraphKept,
     /// Memory of the first steps, stage by stage (forward, backward, optimizer step).
     MemoryStages,
     /// The optimizer holds tensors that are not the trained model's parameters.
@@ -48,6 +52,8 @@ pub enum Symptom {
     ParamsNotOptimized,
     /// Only a small share of the model trains, or LoRA wrapped no layer.
     MostlyFrozen,
+    /// A peft adapter config was built but the model trained holds no adapter.
+    AdapterNotApplied,
     /// Parameters in the optimizer got no gradient, or an all-zero one.
     NoGradient,
     /// (Nearly) every target is the ignore index.
@@ -128,16 +134,19 @@ impl Symptom {
     ];
 
     /// The symptoms only a run trace shows (`mldebug run`), in the order findings are listed.
-    pub const TRACE: [Symptom; 41] = [
+    pub const TRACE: [Symptom; 44] = [
         Symptom::GradsAccumulate,
         Symptom::StepChangesNothing,
         Symptom::UpdateTooLarge,
         Symptom::ClipBeforeUnscale,
         Symptom::DecayOnNorms,
         Symptom::AdamL2Decay,
+        Symptom::LossSummed,
+        Symptom::LossGraphKept,
         Symptom::OptimizerNotModel,
         Symptom::ParamsNotOptimized,
         Symptom::MostlyFrozen,
+        Symptom::AdapterNotApplied,
         Symptom::NoGradient,
         Symptom::LabelsAllIgnored,
         Symptom::PaddingLabelled,
@@ -191,10 +200,13 @@ impl Symptom {
             Symptom::ClipBeforeUnscale => "clip-before-unscale",
             Symptom::DecayOnNorms => "decay-on-norms",
             Symptom::AdamL2Decay => "adam-l2-decay",
+            Symptom::LossSummed => "loss-summed",
+            Symptom::LossGraphKept => "loss-graph-kept",
             Symptom::MemoryStages => "memory-stages",
             Symptom::OptimizerNotModel => "optimizer-not-model",
             Symptom::ParamsNotOptimized => "params-not-optimized",
             Symptom::MostlyFrozen => "mostly-frozen",
+            Symptom::AdapterNotApplied => "adapter-not-applied",
             Symptom::NoGradient => "no-gradient",
             Symptom::LabelsAllIgnored => "labels-all-ignored",
             Symptom::PaddingLabelled => "padding-labelled",

@@ -42,6 +42,9 @@ def install():
 
     hooks.install_hooks(torch)
     patches.install_patches(torch)
+    from .probes import adapters
+
+    adapters.install()
     stop.install()
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_in_child)

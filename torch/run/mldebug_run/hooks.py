@@ -18,7 +18,7 @@ from . import models, window
 from . import state as _state
 from .stack import TLS as _tls
 from .stack import stack as _stack
-from .probes import carried, data, labels, manual, mode, nonfinite, optim, stages
+from .probes import carried, data, labels, losses, manual, mode, nonfinite, optim, stages
 from .probes.tensors import new_hash, tensor_digest_into, tensors_in
 
 _MISSING = object()
@@ -147,13 +147,16 @@ def _before_backward(args, kwargs):
     tensors = args[0] if args else kwargs.get("tensors")
     if isinstance(tensors, (list, tuple)) and tensors:
         tensors = tensors[0]
-    value = None
+    value, loss = None, tensors
     if isinstance(tensors, torch.Tensor) and tensors.numel() == 1:
         v = tensors.detach()
         scaled = st.scaled.pop(id(tensors), None)
         if scaled is not None and scaled[0]() is tensors:
             v = v.double() / scaled[1].double()
+            given = scaled[2]()  # the loss the scaler was given
+            loss = tensors if given is None else given
         value = float(v)
+    losses.at_backward(loss)
     st.interval.backwards += 1
     st.totals["backwards"] += 1
     st.interval.loss = value

@@ -131,7 +131,7 @@ def _remember_scale(scaler, outputs, scaled):
         st.scaled.clear()
     scale = getattr(scaler, "_scale", None)
     if scale is not None and isinstance(scaled, torch_tensor):
-        st.scaled[id(scaled)] = (weakref.ref(scaled), scale)
+        st.scaled[id(scaled)] = (weakref.ref(scaled), scale, weakref.ref(outputs))
 
 
 def _scaler_scale(original):

@@ -41,6 +41,8 @@ class Interval:
         self.budget = {}  # (record kind, grad enabled) -> records written in this interval
         self.stages = None  # point -> memory at a stage boundary, heavy steps (probes/stages.py)
         self.input = None  # the first training forward's input, heavy steps (probes/stages.py)
+        self.loss_ref = None  # weakref to the last backward's loss (probes/losses.py)
+        self.reduction = None  # how that loss reduces, heavy steps (probes/losses.py)
 
 
 class ModelEntry:
@@ -69,6 +71,7 @@ class OptimizerEntry:
         self.reset = None  # probes/carried.py: per tensor, how its gradient was reset
         self.unresolved = False  # ...and whether a tensor is still to be looked at
         self.manual = False  # a hand-written update measured between backward and forward
+        self.losses = None  # weakrefs to the losses of its last steps (probes/losses.py)
 
 
 def _int_env(name, default):

@@ -21,6 +21,8 @@ pub struct Process {
     pub steps: Vec<records::Step>,
     /// Gradient statistics on heavy steps.
     pub grads: Vec<records::Grads>,
+    /// peft configs built and the models' adapter modules.
+    pub adapters: Vec<records::Adapters>,
     /// Loss function calls on early steps.
     pub loss_calls: Vec<records::LossCall>,
     /// Labels against inputs on early steps.
@@ -195,6 +197,7 @@ fn add(p: &mut Process, record: Record) {
         Record::Optimizer(o) => p.optimizers.push(o),
         Record::Step(s) => p.steps.push(*s),
         Record::Grads(g) => p.grads.push(g),
+        Record::Adapters(a) => p.adapters.push(a),
         Record::LossCall(l) => p.loss_calls.push(l),
         Record::Labels(l) => p.labels.push(l),
         Record::Mode(m) => p.modes.push(m),

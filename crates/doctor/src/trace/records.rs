@@ -29,6 +29,8 @@ pub enum Record {
     Step(Box<Step>),
     /// Per-group gradient statistics on a heavy step.
     Grads(Grads),
+    /// The peft configs the program built and the models' adapter modules, at the first step.
+    Adapters(Adapters),
     /// One call of a loss function on an early step.
     LossCall(LossCall),
     /// Labels against inputs on an early step.
@@ -269,6 +271,57 @@ pub struct Step {
     pub update_sampled: Option<bool>,
     /// The gradient clips of the optimizer's tensors since its previous step.
     pub clips: Vec<Clip>,
+    /// Of the losses of this optimizer's previous steps that were watched (`losses_watched`,
+    /// at most 16), how many are still alive with their graph.
+    pub losses_alive: Option<u64>,
+    pub losses_watched: Option<u64>,
+    /// How the loss backward was called on reduces its elements (heavy steps).
+    pub loss_reduction: Option<LossReduction>,
+}
+
+/// The `loss_reduction` of a `step` record.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct LossReduction {
+    /// The loss's `grad_fn` class (`NllLossBackward0`, `SumBackward0`, ...).
+    pub grad_fn: Option<String>,
+    /// `sum`, `mean`, `none`, or `null` where the graph does not say.
+    pub reduction: Option<String>,
+    /// The number of terms reduced.
+    pub elements: Option<u64>,
+}
+
+/// One config of an `adapters` record.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct AdapterConfig {
+    pub class: String,
+    pub peft_type: Option<String>,
+    pub r: Option<u64>,
+    /// A list of module names or one string (`all-linear`, a pattern).
+    pub target_modules: Option<serde_json::Value>,
+    #[serde(rename = "where")]
+    pub location: Option<String>,
+}
+
+/// One model of an `adapters` record.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct AdapterModel {
+    pub model: u32,
+    pub adapter_modules: u64,
+    pub parameters: u64,
+    pub trainable: u64,
+}
+
+/// `adapters`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Adapters {
+    pub step: u64,
+    pub configs: Vec<AdapterConfig>,
+    pub configs_built: u64,
+    pub models: Vec<AdapterModel>,
 }
 
 /// One entry of a `step` record's `sync_sites`.

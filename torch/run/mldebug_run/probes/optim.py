@@ -33,7 +33,7 @@ from ..state import HEAVY_STEPS, probe
 from ..where import where
 from . import clip
 from . import groups as _groups
-from . import batchnorm, carried, data, grads, memory, nonfinite, stages, syncs
+from . import adapters, batchnorm, carried, data, grads, losses, memory, nonfinite, stages, syncs
 from .tensors import (FINGERPRINT_ELEMENTS, measured_gradient, norms, sample, stack_as, sums64,
                       to_floats)
 
@@ -336,6 +336,8 @@ def measure_post(entry, opt, tensors, pre):
         record["memory_stages"] = stages.take()
     carried.snapshot(entry, tensors)
     st.emit("step", **record)
+    if entry.steps == 1 and entry.index == 0:
+        adapters.write_record(entry.steps)
     if pre["heavy"]:
         grads.write_records(entry, all_tensors, updates, pre.get("kept"))
         if entry.index == 0:
@@ -363,6 +365,7 @@ def _step_record(entry, opt, pre, grad_norm):
     }
     if iv.input is not None:
         record["input"] = iv.input
+    record.update(losses.step_fields(entry) or {})
     if entry.index == 0:
         count, sites = syncs.take()
         if count is not None:

@@ -3,10 +3,12 @@
 //! the ranks named; the cross-rank comparisons live in [`ranks`].
 
 mod clipping;
+mod adapters;
 mod data;
 mod decay;
 mod labels;
 mod lifecycle;
+mod losses;
 mod memory_estimate;
 mod mode;
 mod numerics;
@@ -55,6 +57,8 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
         let mut out = Vec::new();
         optimizer::judge(p, &mut out);
         update::judge(p, &mut out);
+        adapters::judge(p, &mut out);
+        losses::judge_kept(p, &mut out);
         clipping::judge(p, &mut out);
         decay::judge(p, &mut out);
         labels::judge(p, &mut out);
@@ -73,6 +77,7 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
                 .filter(|f| !numerics::covered(p, f)),
         );
         numerics::annotate_spikes(p, &mut out);
+        losses::judge_summed(p, &mut out);
         clipping::clipped_jumps(p, &mut out);
         for f in &mut out {
             f.ranks = vec![p.rank()];
@@ -170,11 +175,15 @@ pub(crate) mod test_support;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_adapters;
+#[cfg(test)]
 mod tests_clipping;
 #[cfg(test)]
 mod tests_data_wait;
 #[cfg(test)]
 mod tests_labels;
+#[cfg(test)]
+mod tests_losses;
 #[cfg(test)]
 mod tests_memory_estimate;
 #[cfg(test)]

@@ -1,0 +1,167 @@
+"""Adapter configurations (peft): the configs the program built, and whether the models it
+trains hold adapter modules, in one `adapters` record at the first optimizer step.
+
+A config is seen when it is constructed: once `peft` has been imported (a meta-path finder
+answers for `peft` only and runs `_peft_ready` after its `__init__`, or at install time when
+it is already imported), `peft.config.PeftConfigMixin.__new__` is replaced by one that makes
+the object as before and remembers it. Every config class (LoraConfig, IA3Config, ...) derives
+from that base, and a copy (`copy.deepcopy`) is made through it too. At most CONFIGS_KEPT are
+remembered, by weak reference where the class allows one. An adapter module is a module of a
+class derived from peft's `BaseTunerLayer` (a LoRA, IA3, LoHa... layer).
+
+What it never does: import peft (or anything the program does not import itself), change a
+config or a model, or hold a model.
+"""
+
+import sys
+import weakref
+
+from .. import state as _state
+from ..state import probe
+from ..where import where
+
+CONFIGS_KEPT = 8  # configs remembered: a program builds one or two
+CONFIGS_LISTED = 4  # distinct configs in the record
+_configs = []  # (weakref or object, where)
+_patched = False
+
+
+class _PeftWatcher:
+    """A meta-path finder for `peft` only: wraps its loader so `_peft_ready` runs once the
+    package has finished importing (the way the bootstrap watches torch)."""
+
+    def __init__(self):
+        self._busy = False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "peft" or self._busy:
+            return None
+        self._busy = True
+        try:
+            spec = None
+            for finder in list(sys.meta_path):
+                find = getattr(finder, "find_spec", None)
+                if finder is self or find is None:
+                    continue
+                spec = find(fullname, path, target)
+                if spec is not None:
+                    break
+        finally:
+            self._busy = False
+        loader = getattr(spec, "loader", None)
+        original = getattr(loader, "exec_module", None)
+        if original is None:
+            return spec
+        watcher = self
+
+        def exec_module(module):
+            original(module)
+            try:
+                del loader.exec_module
+            except AttributeError:
+                pass
+            watcher.remove()
+            _peft_ready()
+
+        try:
+            loader.exec_module = exec_module
+        except (AttributeError, TypeError):
+            return spec
+        return spec
+
+    def remove(self):
+        try:
+            sys.meta_path.remove(self)
+        except ValueError:
+            pass
+
+
+@probe("adapters")
+def install():
+    """Watch for peft: patch now if it is imported, else when it is."""
+    if "peft" in sys.modules:
+        _peft_ready()
+    else:
+        sys.meta_path.insert(0, _PeftWatcher())
+
+
+@probe("adapters")
+def _peft_ready():
+    global _patched
+    config = sys.modules.get("peft.config")
+    base = getattr(config, "PeftConfigMixin", None)
+    if base is None or _patched or "__new__" in vars(base):
+        return
+    _patched = True
+
+    original = base.__new__  # object's, unless a base of peft's defines one
+
+    def __new__(cls, *args, **kwargs):
+        obj = object.__new__(cls) if original is object.__new__ else original(cls, *args, **kwargs)
+        _constructed(obj)
+        return obj
+
+    __new__._mldebug_wrapped = True
+    base.__new__ = staticmethod(__new__)
+
+
+@probe("adapters")
+def _constructed(config):
+    if len(_configs) >= CONFIGS_KEPT:
+        return
+    try:
+        ref = weakref.ref(config)
+    except TypeError:
+        ref = None
+    _configs.append((ref, config if ref is None else None, where(2)))
+
+
+def _summary(config, site):
+    targets = getattr(config, "target_modules", None)
+    if isinstance(targets, (list, tuple, set, frozenset)):
+        targets = sorted(str(t) for t in targets)
+    elif not isinstance(targets, str):
+        targets = None
+    kind = getattr(config, "peft_type", None)
+    kind = getattr(kind, "value", kind)
+    r = getattr(config, "r", None)
+    return {"class": type(config).__name__, "peft_type": kind if isinstance(kind, str) else None,
+            "r": r if isinstance(r, int) and not isinstance(r, bool) else None,
+            "target_modules": targets, "where": site}
+
+
+def is_adapter(module):
+    for cls in type(module).__mro__:
+        if cls.__name__ == "BaseTunerLayer" and cls.__module__.startswith("peft."):
+            return True
+    return False
+
+
+@probe("adapters")
+def write_record(step):
+    """The `adapters` record, at the first step, when the program built a peft config."""
+    st = _state.STATE
+    if not _configs:
+        return
+    configs, seen = [], set()
+    for ref, obj, site in _configs:
+        config = obj if ref is None else ref()
+        if config is None:
+            continue
+        summary = _summary(config, site)
+        key = (summary["class"], summary["r"], str(summary["target_modules"]))
+        if key not in seen and len(configs) < CONFIGS_LISTED:
+            seen.add(key)
+            configs.append(summary)
+    models = []
+    for entry in st.model_list:
+        inner = entry.inner()
+        if inner is None:
+            continue
+        params = list(inner.parameters())
+        models.append({"model": entry.index,
+                       "adapter_modules": sum(1 for m in inner.modules() if is_adapter(m)),
+                       "parameters": sum(p.numel() for p in params),
+                       "trainable": sum(p.numel() for p in params if p.requires_grad)})
+    st.emit("adapters", step=step, configs=configs, configs_built=len(_configs),
+            models=models)
