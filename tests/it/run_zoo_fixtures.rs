@@ -37,6 +37,7 @@ pub fn unknown_keys(line: &str) -> Result<Vec<String>, String> {
         "adapters" => typed!(records::Adapters),
         "loss_call" => typed!(records::LossCall),
         "labels" => typed!(records::Labels),
+        "out_of_range" => typed!(records::OutOfRange),
         "mode" => typed!(records::Mode),
         "nonfinite" => typed!(records::Nonfinite),
         "loader" => typed!(records::Loader),

@@ -155,9 +155,11 @@ fn watch(job: &Job, inputs: u64) -> Watched {
         .expect("run mldebug");
     let (findings, stdout, doc) = findings_of(job, &out, |d| d);
     // Only a run judged to the end is kept (exit 0 or 1; stopped at the step limit, or ended
-    // on its own): never one cut by the time limit or an error.
+    // on its own): never one cut by the time limit or an error, unless the program's bug is
+    // the error (the manifest's `raises`: it failed on its own, exit 4, and was judged).
     let how = &doc["outcome"]["how"];
-    let whole = matches!(out.status.code(), Some(0 | 1)) && (how == "stopped" || how == "exited");
+    let whole = (matches!(out.status.code(), Some(0 | 1)) && (how == "stopped" || how == "exited"))
+        || (job.entry.raises.is_some() && out.status.code() == Some(4) && how == "failed");
     if whole {
         cache::keep(&trace, &kept);
     }

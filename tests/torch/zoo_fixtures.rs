@@ -29,6 +29,9 @@ pub struct Entry {
     pub expect: Vec<String>,
     /// `--steps` as the manifest gives it: a number, or `"auto"` (the default cycle window).
     pub steps: String,
+    /// The exception a program whose bug stops it raises (`"IndexError"`): its run fails on
+    /// its own (`mldebug run` exits 4) and is judged all the same.
+    pub raises: Option<String>,
 }
 
 fn repo() -> PathBuf {
@@ -67,6 +70,7 @@ pub fn entries() -> Vec<Entry> {
                     || e["steps"].as_str().unwrap_or("30").to_string(),
                     |n| n.to_string(),
                 ),
+                raises: e["raises"].as_str().map(str::to_string),
             }
         })
         .collect()

@@ -68,6 +68,8 @@ pub enum Symptom {
     TokenNeverSupervised,
     /// A large share of the rows have no supervised position.
     RowsUnsupervised,
+    /// A token id past an embedding's rows, or a class target outside [0, C).
+    IdsOutOfRange,
     /// Probabilities passed to a cross-entropy that applies its own softmax.
     SoftmaxBeforeLoss,
     /// The first loss far from ln C.
@@ -134,7 +136,7 @@ impl Symptom {
     ];
 
     /// The symptoms only a run trace shows (`mldebug run`), in the order findings are listed.
-    pub const TRACE: [Symptom; 44] = [
+    pub const TRACE: [Symptom; 45] = [
         Symptom::GradsAccumulate,
         Symptom::StepChangesNothing,
         Symptom::UpdateTooLarge,
@@ -154,6 +156,7 @@ impl Symptom {
         Symptom::LabelsNotShifted,
         Symptom::TokenNeverSupervised,
         Symptom::RowsUnsupervised,
+        Symptom::IdsOutOfRange,
         Symptom::SoftmaxBeforeLoss,
         Symptom::InitLossOff,
         Symptom::Nonfinite,
@@ -214,6 +217,7 @@ impl Symptom {
             Symptom::LabelsNotShifted => "labels-not-shifted",
             Symptom::TokenNeverSupervised => "token-never-supervised",
             Symptom::RowsUnsupervised => "rows-unsupervised",
+            Symptom::IdsOutOfRange => "ids-out-of-range",
             Symptom::SoftmaxBeforeLoss => "softmax-before-loss",
             Symptom::InitLossOff => "init-loss-off",
             Symptom::Nonfinite => "nonfinite",

@@ -1,7 +1,9 @@
 """The few torch functions and methods replaced by thin wrappers, where no public hook exists:
 
   torch.optim.Optimizer.__init__          where an optimizer was built (then the trace starts)
-  torch.nn.functional losses              loss_call / labels (probes/labels.py)
+  torch.nn.functional losses              loss_call / labels (probes/labels.py), targets out
+                                          of range (probes/ranges.py)
+  torch.nn.functional.embedding           ids out of range (probes/ranges.py)
   torch.nn.functional dropouts, sdpa      dropout_in_eval (probes/mode.py)
   DataLoader.__init__ / __iter__          where a loader was built; which iterator is whose
   _BaseDataLoaderIter.__next__            batches and the time spent waiting for them
@@ -32,7 +34,7 @@ import weakref
 from . import hooks
 from . import state as _state
 from .probes import clip
-from .probes import data, labels, mode, optim, syncs
+from .probes import data, labels, mode, optim, ranges, syncs
 
 SCALED_KEPT_MAX = 64  # GradScaler outputs remembered until their backward
 
@@ -172,6 +174,7 @@ def install_patches(torch):
     _patch(torch.autograd, "backward", hooks.wrap_backward)
     for name in labels.LOSS_FUNCTIONS:
         _patch(F, name, labels.wrap_loss)
+    _patch(F, "embedding", ranges.wrap_embedding)
     for name, training_default in mode.DROPOUT_FUNCTIONS:
         _patch(F, name, lambda fn, d=training_default: mode.wrap_dropout(fn, d))
     _patch(F, "scaled_dot_product_attention", mode.wrap_sdpa)

@@ -27,6 +27,8 @@ pub struct Process {
     pub loss_calls: Vec<records::LossCall>,
     /// Labels against inputs on early steps.
     pub labels: Vec<records::Labels>,
+    /// Ids or targets out of range.
+    pub out_of_range: Vec<records::OutOfRange>,
     /// Mode events.
     pub modes: Vec<records::Mode>,
     /// Non-finite values.
@@ -200,6 +202,7 @@ fn add(p: &mut Process, record: Record) {
         Record::Adapters(a) => p.adapters.push(a),
         Record::LossCall(l) => p.loss_calls.push(l),
         Record::Labels(l) => p.labels.push(l),
+        Record::OutOfRange(r) => p.out_of_range.push(r),
         Record::Mode(m) => p.modes.push(m),
         Record::Nonfinite(x) => p.nonfinite.push(x),
         Record::Loader(l) => p.loaders.push(l),

@@ -35,6 +35,8 @@ pub enum Record {
     LossCall(LossCall),
     /// Labels against inputs on an early step.
     Labels(Labels),
+    /// Ids fed to an embedding, or class targets, outside their range.
+    OutOfRange(OutOfRange),
     /// A module mode event.
     Mode(Mode),
     /// The first non-finite loss, activation or gradient.
@@ -447,6 +449,41 @@ pub struct NeverSupervised {
     pub token: i64,
     pub positions: u64,
     pub isolated: u64,
+}
+
+/// `out_of_range`: the ids of an embedding lookup past its rows (or negative), or the integer
+/// targets of a `cross_entropy` / `nll_loss` outside [0, classes) and not its `ignore_index`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct OutOfRange {
+    pub step: u64,
+    /// `embedding` or `target`.
+    pub check: String,
+    #[serde(rename = "fn")]
+    pub function: String,
+    /// `before` (read before the kernel, on a heavy step) or `raised` (the call raised).
+    pub when: Option<String>,
+    pub module: Option<String>,
+    pub class: Option<String>,
+    pub weight: Option<String>,
+    pub model: Option<u32>,
+    pub rows: Option<u64>,
+    pub classes: Option<u64>,
+    /// The smallest and largest offending value.
+    pub min: i64,
+    pub max: i64,
+    pub out_of_range: u64,
+    pub positions: u64,
+    pub ignore_index: Option<i64>,
+    pub padding_idx: Option<i64>,
+    pub dtype: Option<String>,
+    pub device: Option<String>,
+    pub vocab_size: Option<u64>,
+    pub tokenizer_length: Option<u64>,
+    pub grad_enabled: Option<bool>,
+    #[serde(rename = "where")]
+    pub location: Option<String>,
+    pub frames: Vec<String>,
 }
 
 /// `mode`.

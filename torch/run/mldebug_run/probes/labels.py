@@ -30,6 +30,7 @@ import threading
 from .. import state as _state
 from ..state import compiling_check, probe
 from ..where import where
+from . import ranges
 
 LOSS_FUNCTIONS = ("cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "mse_loss")
 ROWS_CHECKED = 4096  # rows checked for probabilities
@@ -50,20 +51,33 @@ def wrap_loss(fn):
     # Closure variables only: patches.py runs this with the globals of torch.nn.functional.
     name, state, busy, called = fn.__name__, _state, _busy, loss_called
     compiling, grad_enabled = compiling_check(), sys.modules["torch"].is_grad_enabled
+    before, raised = ranges.targets_before, ranges.targets_raised
 
     @functools.wraps(fn)
     def loss(*args, **kwargs):
         st = state.STATE
-        if (st is None or not st.heavy or getattr(busy, "on", False) or compiling()
-                or not st.within_budget("loss_call", grad_enabled())):
+        if st is None or getattr(busy, "on", False) or compiling():
             return fn(*args, **kwargs)
+        if st.heavy:
+            before(name, fn, args, kwargs)  # targets out of range (probes/ranges.py)
+        if not st.heavy or not st.within_budget("loss_call", grad_enabled()):
+            try:
+                return fn(*args, **kwargs)
+            except Exception:
+                raised(name, fn, args, kwargs)
+                raise
         busy.on = True
         try:
             out = fn(*args, **kwargs)
+        except Exception:
+            raised(name, fn, args, kwargs)
+            raise
         finally:
             busy.on = False
         called(name, fn, args, kwargs, out)
         return out
+
+    return loss
 
     return loss
 

@@ -13,6 +13,7 @@ mod memory_estimate;
 mod mode;
 mod numerics;
 mod optimizer;
+mod ranges;
 mod ranks;
 mod shards;
 mod stages;
@@ -62,6 +63,7 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
         clipping::judge(p, &mut out);
         decay::judge(p, &mut out);
         labels::judge(p, &mut out);
+        ranges::judge(p, &mut out);
         numerics::judge(p, &mut out);
         mode::judge(p, &mut out);
         data::judge(p, &mut out);
@@ -188,6 +190,8 @@ mod tests_losses;
 mod tests_memory_estimate;
 #[cfg(test)]
 mod tests_mode;
+#[cfg(test)]
+mod tests_ranges;
 #[cfg(test)]
 mod tests_ranks;
 #[cfg(test)]
