@@ -13,6 +13,16 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
         return;
     };
     let Some(model) = main_model(p) else { return };
+    // A peft model is the config applied, whatever its adapter holds (a prompt-tuning config
+    // adds a prompt encoder, no tuner layer).
+    if model
+        .module
+        .as_deref()
+        .is_some_and(|m| m.starts_with("peft"))
+        || model.class.starts_with("Peft")
+    {
+        return;
+    }
     let Some(held) = record.models.iter().find(|m| m.model == model.model) else {
         return;
     };

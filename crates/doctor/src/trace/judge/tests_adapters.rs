@@ -47,5 +47,12 @@ fn a_config_never_applied_is_a_warning_naming_it() {
 #[test]
 fn a_model_with_adapters_or_without_a_config_is_quiet() {
     assert!(of(&with_config(4, 20)).is_empty());
+    // A prompt-tuning config applied: a peft model without tuner layers.
+    let mut prompt = with_config(0, 20);
+    for m in prompt.iter_mut().filter(|x| x["kind"] == "model") {
+        m["class"] = json!("PeftModelForCausalLM");
+        m["module"] = json!("peft.peft_model");
+    }
+    assert!(of(&prompt).is_empty());
     assert!(of(&clean(6)).is_empty());
 }
