@@ -110,9 +110,9 @@ def called(kind, params, threshold, out, args, kwargs):
     if kind == "norm":
         norm_type = _number(args[0] if args else kwargs.get("norm_type", 2.0))
     scaler, scale = _scaling(_optimizer_of(st, ids))
-    with torch.no_grad():
-        norm = out.detach().clone() if isinstance(out, torch.Tensor) and out.numel() == 1 else None
-        scale = scale.detach().clone() if isinstance(scale, torch.Tensor) else None
+    with torch.no_grad():  # plain 0-d tensors only: a DTensor's norm is not read back here
+        norm = out.detach().clone() if type(out) is torch.Tensor and out.numel() == 1 else None
+        scale = scale.detach().clone() if type(scale) is torch.Tensor else None
     call = {"kind": kind, "threshold": _number(threshold), "norm_type": norm_type,
             "tensors": len(ids)}
     st.clips.append((ids, call, norm, scale, scaler))

@@ -130,17 +130,20 @@ fn times(x: f64) -> String {
 }
 
 /// The gradients' norm the update used at a step: a hand-written update's `grad_norm` is taken
-/// before the program's clip, so its 2-norm clip (unscaled, with its numbers known) is applied
-/// to it; an optimizer's is taken at its step, after any clip.
+/// before the program's clip, so its 2-norm clip (unscaled, over all the tensors, with its
+/// numbers known) is applied to it; an optimizer's is taken at its step, after any clip.
 pub(super) fn applied_grad_norm(p: &Process, s: &Step) -> Option<f64> {
     let g = s.grad_norm?;
     if !super::optimizer::hand_written(p) {
         return Some(g);
     }
+    // A clip of part of the tensors (the encoder only) says nothing of the whole norm.
+    let whole = |c: &&Clip| s.with_grad.is_none_or(|n| c.tensors >= n);
     let factor = s
         .clips
         .iter()
         .filter(|c| !c.scaled)
+        .filter(whole)
         .filter_map(norm_clip)
         .filter(|(_, n)| *n > 0.0)
         .map(|(t, n)| (t / n).min(1.0))

@@ -3,7 +3,8 @@
 //! `decay-on-norms`: a group with `weight_decay` > 0 holds the weights of normalisation layers,
 //! biases or embedding tables. Decaying everything is common and trains (AdamW over
 //! `model.parameters()`), so this is a note: the usual recipe (nanoGPT, the Hugging Face
-//! `Trainer`) keeps 1-D parameters, and often embeddings, in a group without decay.
+//! `Trainer`) keeps 1-D parameters in a group without decay. Embedding tables are counted in
+//! the note, but decayed embeddings alone make none (both of those recipes decay them).
 //!
 //! `adam-l2-decay`: `torch.optim.Adam` (not AdamW, not `decoupled_weight_decay=True`) with
 //! `weight_decay` > 0, which adds the decay to the gradient (L2), where Adam's denominator then
@@ -33,10 +34,11 @@ fn decays(g: &Group) -> bool {
 
 /// `decay-on-norms`.
 fn on_norms(o: &Optimizer, out: &mut Vec<Finding>) {
+    // Embedding tables alone are no note: nanoGPT and the Trainer decay them too.
     let decayed: Vec<&Group> = o
         .groups
         .iter()
-        .filter(|g| decays(g) && !g.kinds.is_empty())
+        .filter(|g| decays(g) && (g.kinds.contains_key("norm") || g.kinds.contains_key("bias")))
         .collect();
     if decayed.is_empty() {
         return;

@@ -181,6 +181,14 @@ fn decay_on_norm_weights_biases_and_embeddings_is_a_note_with_the_counts() {
         {"tensors": 8, "numel": 400, "lr": 1e-3, "weight_decay": 0.0,
          "kinds": {"norm": {"tensors": 4, "numel": 128}, "bias": {"tensors": 3, "numel": 96}}}]);
     assert!(found(&optimizer("AdamW", split), Symptom::DecayOnNorms).is_empty());
+    // Decayed embeddings beside a no-decay group for the 1-D parameters: the Trainer's and
+    // nanoGPT's recipe, no note.
+    let trainer = json!([
+        {"tensors": 3, "numel": 800, "lr": 1e-3, "weight_decay": 0.01,
+         "kinds": {"embedding": {"tensors": 2, "numel": 640}}},
+        {"tensors": 7, "numel": 200, "lr": 1e-3, "weight_decay": 0.0,
+         "kinds": {"norm": {"tensors": 4, "numel": 128}, "bias": {"tensors": 3, "numel": 72}}}]);
+    assert!(found(&optimizer("AdamW", trainer), Symptom::DecayOnNorms).is_empty());
     // No kinds recorded (an older trace), or no decay: nothing to say.
     assert!(found(&clean(6), Symptom::DecayOnNorms).is_empty());
 }
