@@ -1,5 +1,6 @@
-//! Kept driver measurements, for the test suite's PyTorch zoo: with `MLDEBUG_TORCH_REPLAY` set
-//! to a folder, a driver run that ended well keeps its stdout there, named by a hash of
+//! Kept driver measurements, for the test suite's PyTorch zoo: in a build with the
+//! `torch-replay` feature (which only the tests turn on, through the package's dev-dependency on
+//! itself; the shipped binary reads no such variable), with `MLDEBUG_TORCH_REPLAY` set to a folder, a driver run that ended well keeps its stdout there, named by a hash of
 //! everything that produced it (the driver's sources, the request without its nonce, the
 //! interpreter's path, and the bytes of every file beside the model's file or in its Hugging
 //! Face folder); a later run with the same hash reads the kept lines instead of starting
@@ -9,13 +10,20 @@
 //! folder, is not covered by the hash.
 
 use super::target::Target;
-use mldebug_text::hash::fnv1a;
 use std::path::{Path, PathBuf};
 
 /// The variable that names the folder.
+#[cfg(feature = "torch-replay")]
 pub const VARIABLE: &str = "MLDEBUG_TORCH_REPLAY";
 
+/// Where a run with these inputs is kept: nowhere, in a build without the `torch-replay` feature.
+#[cfg(not(feature = "torch-replay"))]
+pub fn kept(_: &str, _: &str, _: &Path, _: &Target) -> Option<PathBuf> {
+    None
+}
+
 /// Where a run with these inputs is kept, when the variable is set.
+#[cfg(feature = "torch-replay")]
 pub fn kept(
     sources: &str,
     request_without_nonce: &str,
@@ -33,6 +41,7 @@ pub fn kept(
 }
 
 /// [`kept`], in `dir`.
+#[cfg(any(feature = "torch-replay", test))]
 fn kept_in(
     dir: &Path,
     sources: &str,
@@ -66,7 +75,7 @@ fn kept_in(
             bytes.push(0);
         }
     }
-    dir.join(format!("{:016x}.jsonl", fnv1a(&bytes)))
+    dir.join(format!("{:016x}.jsonl", mldebug_text::hash::fnv1a(&bytes)))
 }
 
 /// The kept stdout lines, each with `nonce` in place of the one it was kept with.
