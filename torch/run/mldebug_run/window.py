@@ -36,6 +36,8 @@ import json
 import os
 import time
 
+from . import world
+
 VERDICT_WAIT_S = 10.0  # the most a process waits at the checkpoint for the binary's verdict
 STOP_MARGIN = 3  # steps between a rank's decision and the step every rank ends at
 
@@ -100,12 +102,6 @@ def note_epoch(st):
         st.window.second_epoch = st.step
 
 
-def _distributed():
-    from .probes import data
-
-    return data._distributed()
-
-
 def _stop_path(st):
     return os.path.join(st.writer.directory, "stop")
 
@@ -168,7 +164,7 @@ def after_step(st):
     now = st.now()
     if w.first_step is None:
         w.first_step = now
-    distributed = _distributed()
+    distributed = world.distributed()
     if distributed:
         if w.stop_at is None:
             w.stop_at = _read_stop(st)

@@ -13,7 +13,8 @@ import sys
 
 from .. import state as _state
 from ..state import probe
-from .data import RANKS, _distributed
+from ..world import distributed
+from .data import RANKS
 from .tensors import sums64, to_floats
 
 MODULES_MAX = 64  # a record stays a few kB even for a deep ResNet
@@ -21,7 +22,7 @@ MODULES_MAX = 64  # a record stays a few kB even for a deep ResNet
 
 @probe("batchnorm")
 def write_records(step):
-    if not RANKS or not _distributed():
+    if not RANKS or not distributed():
         return
     st = _state.STATE
     torch = sys.modules["torch"]

@@ -25,6 +25,7 @@ from .. import state as _state
 from .. import window
 from ..state import probe
 from ..where import where
+from ..world import distributed
 from .tensors import fingerprint_bytes, new_hash, raw_bytes, tensor_digest_into, tensors_in
 
 ROWS_MAX = 65536  # row fingerprints per loader over the run: 0.5 MB of digests at most
@@ -230,15 +231,6 @@ def _sample(ep, digest):
         ep.sample = {d for d in ep.sample if _kept(d, ep.sample_bits)}
 
 
-def _distributed():
-    dist = getattr(sys.modules.get("torch"), "distributed", None)
-    try:
-        return bool(dist is not None and dist.is_available() and dist.is_initialized()
-                    and dist.get_world_size() > 1)
-    except Exception:
-        return False
-
-
 def _loader_record(entry, loader):
     torch = sys.modules["torch"]
     sampler = getattr(loader, "sampler", None)
@@ -311,7 +303,7 @@ def _finish(entry, exhausted):
 
 
 def _sample_fields(ep):
-    if not RANKS or not _distributed():
+    if not RANKS or not distributed():
         return {}
     return {"row_sample": sorted(ep.sample), "row_sample_bits": ep.sample_bits}
 
