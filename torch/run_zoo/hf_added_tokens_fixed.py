@@ -31,10 +31,9 @@ def build_tokenizer():
     return PreTrainedTokenizerFast(tokenizer_object=core, pad_token="[PAD]", unk_token="[UNK]")
 
 
-def dialogues(n, seed):
+def dialogues(n, seed, openings):
     g = torch.Generator().manual_seed(seed)
     things = list(ANSWERS)
-    openings = ["what is the colour of the", "tell me the colour of the", "name the colour of the"]
     out = []
     for _ in range(n):
         thing = things[torch.randint(len(things), (1,), generator=g).item()]
@@ -81,10 +80,11 @@ def main():
     print(f"vocabulary {len(tokenizer)} tokens, embedding {model.get_input_embeddings().num_embeddings} rows")
 
     collate = make_collate(tokenizer)
-    train_loader = DataLoader(dialogues(320, args.seed), batch_size=args.batch_size, shuffle=True,
-                              collate_fn=collate)
-    val_loader = DataLoader(dialogues(64, args.seed + 1), batch_size=args.batch_size,
-                            collate_fn=collate)
+    # Validation asks in wordings training never uses.
+    train_texts = dialogues(320, args.seed, ["what is the colour of the", "tell me the colour of the"])
+    val_texts = dialogues(64, args.seed + 1, ["name the colour of the", "please tell me the colour of the"])
+    train_loader = DataLoader(train_texts, batch_size=args.batch_size, shuffle=True, collate_fn=collate)
+    val_loader = DataLoader(val_texts, batch_size=args.batch_size, collate_fn=collate)
     optimizer = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=0.01)
 
     step = 0

@@ -35,10 +35,10 @@ class OutOfRange(unittest.TestCase):
         self.assertEqual((r["module"], r["class"], r["weight"]), ("tok", "Embedding", "tok.weight"))
         self.assertEqual((r["rows"], r["min"], r["max"]), (20, 20, 22))
         self.assertEqual((r["out_of_range"], r["positions"]), (4, 48))
-        self.assertEqual((r["padding_idx"], r["model"]), (0, 0))
+        self.assertEqual((r["padding_idx"], r["model"], r["consecutive"]), (0, 0, False))
         # The innermost user frame (the model's forward), then the loop's call of the model.
-        self.assertTrue(r["where"].endswith("ids_range.py:24"), r["where"])
-        self.assertTrue(r["frames"][-2].endswith("ids_range.py:52"), r["frames"])
+        self.assertTrue(r["where"].endswith("ids_range.py:26"), r["where"])
+        self.assertTrue(r["frames"][-2].endswith("ids_range.py:56"), r["frames"])
 
     def test_a_later_step_is_read_on_the_way_out(self):
         r = self.crashed("embedding", 6, "index out of range in self")
@@ -48,6 +48,11 @@ class OutOfRange(unittest.TestCase):
         r = self.crashed("functional", 2, "index out of range in self")
         self.assertEqual((r["module"], r["weight"], r["class"]), ("", "table", None))
         self.assertEqual(r["rows"], 20)
+
+    def test_a_sequence_longer_than_the_position_table(self):
+        r = self.crashed("position", 3, "index out of range in self")
+        self.assertEqual((r["module"], r["rows"], r["min"], r["max"]), ("pos", 6, 6, 7))
+        self.assertEqual((r["out_of_range"], r["positions"], r["consecutive"]), (2, 8, True))
 
     def test_a_negative_id(self):
         r = self.crashed("negative-id", 5, "index out of range in self")

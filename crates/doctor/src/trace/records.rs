@@ -476,6 +476,8 @@ pub struct OutOfRange {
     pub positions: u64,
     pub ignore_index: Option<i64>,
     pub padding_idx: Option<i64>,
+    /// Every row of the ids counts up by one (position ids, `arange`).
+    pub consecutive: bool,
     pub dtype: Option<String>,
     pub device: Option<String>,
     pub vocab_size: Option<u64>,

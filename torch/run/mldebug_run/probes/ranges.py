@@ -18,7 +18,8 @@ out of range first met there is not recorded; the PLAYBOOK row says how to find 
 
 One record per site (an embedding module, or a loss function), written once: the module's
 qualified name, the weight's rows or the input's classes, the offending minimum and maximum,
-how many positions are out of range of how many, and, for an embedding, the model config's
+how many positions are out of range of how many, whether the ids count up by one (position
+ids: a sequence longer than the position table), and, for an embedding, the model config's
 `vocab_size` and the length of a tokenizer found among the program's variables when one is.
 
 What it never does: change the ids, the targets or a result; raise into the program (the
@@ -132,12 +133,14 @@ def _embedding_check(torch, input, weight, args, kwargs, when):
     padding_idx = kwargs.get("padding_idx", args[0] if args else None)
     entry, vocab_size = _model_of(module)
     lo, hi, count = found
+    consecutive = input.dim() >= 1 and input.shape[-1] > 1 and bool(
+        (input.detach().diff(dim=-1) == 1).all())  # position ids: sequences past the table
     st.emit("out_of_range", step=st.step, check="embedding", fn="embedding", when=when,
             module=module_name, **{"class": type(module).__name__ if module is not None else None},
             weight=weight_name, model=entry.index if entry is not None else None,
             rows=rows, classes=None, min=lo, max=hi, out_of_range=count,
             positions=input.numel(), ignore_index=None, padding_idx=padding_idx,
-            dtype=str(input.dtype).replace("torch.", ""), device=str(input.device),
+            consecutive=consecutive, dtype=str(input.dtype).replace("torch.", ""), device=str(input.device),
             vocab_size=vocab_size, tokenizer_length=_tokenizer_length(),
             grad_enabled=torch.is_grad_enabled(), where=where(1), frames=user_frames(1))
 
@@ -182,7 +185,7 @@ def _targets_check(name, fn, args, kwargs, when):
     st.emit("out_of_range", step=st.step, check="target", fn=name, when=when, module=None,
             **{"class": None}, weight=None, model=None, rows=None, classes=classes, min=lo,
             max=hi, out_of_range=count, positions=target.numel(), ignore_index=ignore_index,
-            padding_idx=None, dtype=str(target.dtype).replace("torch.", ""),
+            padding_idx=None, consecutive=False, dtype=str(target.dtype).replace("torch.", ""),
             device=str(target.device), vocab_size=None, tokenizer_length=None,
             grad_enabled=torch.is_grad_enabled(), where=where(1), frames=user_frames(1))
 

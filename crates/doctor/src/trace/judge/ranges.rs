@@ -3,8 +3,9 @@
 //! the program (an IndexError on a CPU, "device-side assert triggered" on CUDA, reported at a
 //! later line); the record names the module, the id and the table's size, so the finding is a
 //! fail whatever else the trace holds. The causes are told apart by what was measured: a
-//! tokenizer longer than the table, a target equal to C (labels counted from 1), a negative
-//! target (an ignore value other than the loss's ignore index).
+//! tokenizer longer than the table, ids that count up by one (positions past the position
+//! table), a target equal to C (labels counted from 1), a negative target (an ignore value
+//! other than the loss's ignore index).
 
 use crate::finding::{Finding, Severity, Symptom};
 use crate::trace::read::Process;
@@ -54,11 +55,16 @@ fn embedding(r: &OutOfRange) -> Finding {
         .or(r.weight.as_deref())
         .unwrap_or("an embedding");
     let id = offending(r, rows);
+    let what = if r.consecutive { "position" } else { "token" };
     let mut text = format!(
-        "token id {id} fed to `{module}`, which has {rows} rows ({})",
+        "{what} id {id} fed to `{module}`, which has {rows} rows ({})",
         share(r)
     );
-    let cause = if id < 0 {
+    let cause = if r.consecutive && id >= 0 {
+        ": ids counting up by one are positions: a sequence longer than the model's position \
+         table (max_position_embeddings, n_positions, block_size); truncate the inputs to it"
+            .to_string()
+    } else if id < 0 {
         format!(
             ": a negative id is no row (an ignore value such as -100 or a padding value of -1 \
              used as an input id; ids {}..{} out of range)",

@@ -29,7 +29,8 @@ fn embedding(tokenizer_length: Value, min: i64, max: i64) -> Value {
            "when": "before", "module": "transformer.wte", "class": "Embedding",
            "weight": "transformer.wte.weight", "model": 0, "rows": 50257, "classes": null,
            "min": min, "max": max, "out_of_range": 4, "positions": 512, "ignore_index": null,
-           "padding_idx": null, "dtype": "int64", "device": "cuda:0", "vocab_size": 50257,
+           "padding_idx": null, "consecutive": false, "dtype": "int64", "device": "cuda:0",
+           "vocab_size": 50257,
            "tokenizer_length": tokenizer_length, "grad_enabled": true,
            "where": "train.py:93", "frames": ["train.py:120", "train.py:93"]})
 }
@@ -105,6 +106,26 @@ fn a_negative_target_that_is_not_the_ignore_index_names_both() {
     assert!(f.summary.contains("target -1"), "{}", f.summary);
     assert!(
         f.summary.contains("marked -1 while the loss ignores -100"),
+        "{}",
+        f.summary
+    );
+}
+
+#[test]
+fn ids_that_count_up_by_one_are_positions_past_the_position_table() {
+    let mut r = embedding(Value::Null, 1024, 1029);
+    r["module"] = json!("transformer.wpe");
+    r["rows"] = json!(1024);
+    r["consecutive"] = json!(true);
+    let f = &found(&crashed(r))[0];
+    assert!(
+        f.summary
+            .starts_with("position id 1029 fed to `transformer.wpe`, which has 1024 rows"),
+        "{}",
+        f.summary
+    );
+    assert!(
+        f.summary.contains("max_position_embeddings"),
         "{}",
         f.summary
     );
