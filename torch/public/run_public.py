@@ -90,6 +90,21 @@ def corpus(paths_glob_root, exts=(".py", ".md", ".txt"), limit=200_000):
     return make
 
 
+def package_corpus(module, limit=200_000):
+    """A small text corpus made of an installed package's source files (found by `python` on PATH)."""
+
+    def make(_checkout):
+        python = shutil.which("python") or sys.executable
+        where = subprocess.run([python, "-c", f"import os, {module} as m; print(os.path.dirname(m.__file__))"],
+                               capture_output=True, text=True)
+        if where.returncode != 0:
+            raise Skip(f"{module} is not importable to write a corpus from it")
+        folder = where.stdout.strip()
+        return corpus(".", limit=limit)(folder)
+
+    return make
+
+
 def head_of(path, lines):
     """The first lines of a file of the checkout (a training split cut from a shipped split)."""
 
@@ -292,23 +307,31 @@ PROGRAMS = {
         "env": {"PYTHONPATH": "."},
     },
     # --- huggingface/transformers: a no_trainer example, from scratch with a tiny local GPT-2 ---
+    # The checkout needs only examples/pytorch/language-modeling/run_clm_no_trainer.py. The edits fit
+    # the 2021 version of the script (commit 00661e38a9e1393472adae9ac71f777b74ccdcde, accelerate's
+    # backward, AdamW, a linear schedule, one evaluation per epoch) to today's transformers: AdamW is
+    # torch's, and --model_name_or_path is optional (the model is built from the tiny config). The
+    # corpora are the installed transformers package's own GPT-2 and Llama sources.
     "transformers run_clm_no_trainer": {
         "repo": "huggingface/transformers",
         "cd": "examples/pytorch/language-modeling",
         "setup": [
+            ("edit", "run_clm_no_trainer.py", "    AdamW,\n", "", 1),
+            ("edit", "run_clm_no_trainer.py", "optimizer = AdamW(", "optimizer = torch.optim.AdamW(", 1),
+            ("edit", "run_clm_no_trainer.py", "        required=True,\n", "        required=False,\n", 1),
             ("write", "tiny/config.json", TINY_GPT2),
             ("write", "tiny/vocab.json", gpt2_byte_tokenizer),
             ("write", "tiny/merges.txt", "#version: 0.2\n"),
-            ("write", "train.txt", corpus("src/transformers/models/gpt2", limit=150_000)),
-            ("write", "valid.txt", corpus("src/transformers/models/llama", limit=30_000)),
+            ("write", "train.txt", package_corpus("transformers.models.gpt2", limit=150_000)),
+            ("write", "valid.txt", package_corpus("transformers.models.llama", limit=30_000)),
         ],
         "command": ["python", "run_clm_no_trainer.py", "--model_type", "gpt2", "--config_name", "tiny",
                     "--tokenizer_name", "tiny", "--train_file", "train.txt", "--validation_file", "valid.txt",
                     "--block_size", "64", "--per_device_train_batch_size", "8", "--per_device_eval_batch_size", "8",
                     "--learning_rate", "1e-3", "--max_train_steps", "60", "--num_warmup_steps", "5",
                     "--seed", "0", "--output_dir", "out"],
-        # load_dataset reads the text files.
-        "needs": ["datasets"],
+        # load_dataset reads the text files (datasets may come from PYTHONPATH: the venv need not have it).
+        "needs": ["datasets", "accelerate", "transformers"],
     },
     # --- OrderLab/TrainCheck-Evaluation-Workloads, fp_rate/workloads (the CPU ones) ---
     "traincheck/regression": {
