@@ -53,6 +53,7 @@ mod doctor_watch;
 mod fuzz_corpus_replay;
 mod harness_e2e;
 mod harness_errors;
+mod import_cycles;
 mod json_schema;
 mod knowledge_claims;
 mod own_model_e2e;

@@ -14,7 +14,7 @@ import functools
 import sys
 import warnings
 
-from . import models, window
+from . import models, stop, window
 from . import state as _state
 from .stack import TLS as _tls
 from .stack import stack as _stack
@@ -84,7 +84,8 @@ def _root_pre(st, module, args):
     _tls.root = module
     _tls.root_grad = sys.modules["torch"].is_grad_enabled()
     if _tls.root_grad:
-        manual.boundary()  # a hand-written update's step ends where the next forward begins
+        # A hand-written update's step ends where the next forward begins.
+        _end_window(manual.boundary())
     if st.first_forward is None:
         st.first_forward = st.now()
     if st.interval.start is None:
@@ -193,6 +194,18 @@ def wrap_backward(original):
     return backward
 
 
+def _end_window(reason):
+    """A step just counted ended the watched window (window.py's reason): the process ends."""
+    if reason is not None:
+        stop.finish("steps", window=reason)
+
+
+def _step_post(opt, args, kwargs):
+    """The global optimizer step post-hook: the step's measurement and count, then the end of
+    the process when the window ends at this step."""
+    _end_window(optim.step_post(opt, args, kwargs))
+
+
 def install_hooks(torch):
     """Register the global hooks (module forward pre/post, optimizer step pre/post)."""
     # torch.compile(module) warns on every call when global module hooks exist; those are ours,
@@ -204,4 +217,4 @@ def install_hooks(torch):
     module_mod.register_module_forward_hook(forward_post, with_kwargs=True, always_call=True)
     optimizer_mod = sys.modules["torch.optim.optimizer"]
     optimizer_mod.register_optimizer_step_pre_hook(optim.step_pre)
-    optimizer_mod.register_optimizer_step_post_hook(optim.step_post)
+    optimizer_mod.register_optimizer_step_post_hook(_step_post)

@@ -23,7 +23,6 @@ What it never does: change the loss, its inputs or its value; it reads them unde
 """
 
 import functools
-import inspect
 import sys
 import threading
 
@@ -31,6 +30,7 @@ from .. import state as _state
 from ..state import compiling_check, probe
 from ..where import where
 from . import ranges
+from .calls import bound_arguments
 
 LOSS_FUNCTIONS = ("cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "mse_loss")
 ROWS_CHECKED = 4096  # rows checked for probabilities
@@ -44,7 +44,6 @@ MIN_TOKEN_POSITIONS = 2  # a token seen once as a target and ignored says nothin
 NEVER_LISTED = 4  # the most frequent never-supervised tokens a record lists
 
 _busy = threading.local()
-_signatures = {}
 
 
 def wrap_loss(fn):
@@ -82,15 +81,6 @@ def wrap_loss(fn):
     return loss
 
 
-def _bound(fn, args, kwargs):
-    sig = _signatures.get(fn)
-    if sig is None:
-        sig = _signatures[fn] = inspect.signature(fn)
-    bound = sig.bind(*args, **kwargs)
-    bound.apply_defaults()
-    return bound.arguments
-
-
 def _rows_last(x, class_dim):
     """Up to ROWS_CHECKED rows of the input with the class dimension last, as float32."""
     x = x.detach()
@@ -105,7 +95,7 @@ def _rows_last(x, class_dim):
 def loss_called(name, fn, args, kwargs, out):
     torch = sys.modules["torch"]
     st = _state.STATE
-    a = _bound(fn, args, kwargs)
+    a = bound_arguments(fn, args, kwargs)
     x, target = a["input"], a["target"]
     integer_target = not target.is_floating_point() and not target.is_complex()
     classes = probabilities = log_probabilities = ignored = None

@@ -99,7 +99,8 @@ def after_backward():
 @probe("manual")
 def boundary():
     """A root forward with gradients enabled begins (or the run ends): the step that the last
-    backward began is over."""
+    backward began is over. The reason the window ends at that step (the caller ends the
+    process), or None."""
     st = _state.STATE
     entry = st.manual
     if entry is None or entry.pending_pre is None:
@@ -111,7 +112,7 @@ def boundary():
         _optimizer_record(entry, tensors)
     optim.measure_post(entry, None, tensors, pre)
     _zeroed_in_place(entry, optim.with_data(tensors), pre["looks"])
-    optim.step_done(entry)
+    return optim.step_done(entry)
 
 
 def _optimizer_record(entry, tensors):

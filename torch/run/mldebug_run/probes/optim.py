@@ -247,7 +247,8 @@ def _compare(tensors, copies, limit):
 
 
 def step_post(opt, args, kwargs):
-    """The global step post-hook: measure (guarded), then count, and stop after the limit."""
+    """The global step post-hook: measure (guarded), then count; the reason the window ends at
+    this step (hooks.py ends the process), or None."""
     st = _state.STATE
     try:
         if _nested():
@@ -266,11 +267,12 @@ def step_post(opt, args, kwargs):
         return
     if pre is not None:
         _measure_post(entry, opt, pre)
-    step_done(entry)
+    return step_done(entry)
 
 
 def step_done(entry):
-    """After a step's records: a new interval, the count, and the end after the limit."""
+    """After a step's records: a new interval and the count; the reason the window ends at
+    this step (the caller ends the process, hooks.py), or None."""
     st = _state.STATE
     data.note_step()
     st.interval = _state.Interval(st.now())
@@ -282,10 +284,8 @@ def step_done(entry):
         except Exception as err:  # a window that fails ends as a fixed one would
             st.fail("window", err)
             reason = "steps" if st.limit and st.steps >= st.limit else None
-        if reason is not None:
-            from .. import stop
-
-            stop.finish("steps", window=reason)
+        return reason
+    return None
 
 
 @probe("optimizer")

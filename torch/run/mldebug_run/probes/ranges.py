@@ -32,6 +32,7 @@ import sys
 from .. import state as _state
 from ..state import compiling_check, probe
 from ..where import user_frames, where
+from .calls import bound_arguments
 
 # Calls checked before the kernel per step interval, with gradients on and off: an evaluation
 # loop before the first step must not synchronise at every batch.
@@ -162,11 +163,9 @@ def targets_raised(name, fn, args, kwargs):
 
 @probe("ranges")
 def _targets_check(name, fn, args, kwargs, when):
-    from .labels import _bound
-
     torch = sys.modules["torch"]
     st = _state.STATE
-    a = _bound(fn, args, kwargs)
+    a = bound_arguments(fn, args, kwargs)
     x, target = a.get("input"), a.get("target")
     if not isinstance(x, torch.Tensor) or not _plain(torch, target) or x.dim() == 0:
         return

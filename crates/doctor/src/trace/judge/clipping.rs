@@ -134,7 +134,7 @@ fn times(x: f64) -> String {
 /// numbers known) is applied to it; an optimizer's is taken at its step, after any clip.
 pub(super) fn applied_grad_norm(p: &Process, s: &Step) -> Option<f64> {
     let g = s.grad_norm?;
-    if !super::optimizer::hand_written(p) {
+    if !super::hand_written(p) {
         return Some(g);
     }
     // A clip of part of the tensors (the encoder only) says nothing of the whole norm.

@@ -172,6 +172,12 @@ fn pct(x: f64) -> String {
     format!("{:.0}%", 100.0 * x)
 }
 
+/// Whether the process's updates are written by hand (no `torch.optim` optimizer stepped): read
+/// by the optimizer's findings and by the clipping's (which norm an update applied).
+fn hand_written(p: &Process) -> bool {
+    !p.optimizers.is_empty() && p.optimizers.iter().all(|o| o.manual)
+}
+
 #[cfg(test)]
 pub(crate) mod test_support;
 #[cfg(test)]

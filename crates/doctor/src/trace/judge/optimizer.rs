@@ -8,7 +8,7 @@
 //! between updates), only the words differ.
 
 use super::clipping::applied_grad_norm;
-use super::{main_model, pct};
+use super::{hand_written, main_model, pct};
 use crate::finding::{Finding, Severity, Symptom};
 use crate::trace::read::Process;
 
@@ -51,11 +51,6 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
 
 fn optimizer_site(p: &Process) -> Option<String> {
     p.optimizers.first().and_then(|o| o.location.clone())
-}
-
-/// Whether the process's updates are written by hand (no `torch.optim` optimizer stepped).
-pub(super) fn hand_written(p: &Process) -> bool {
-    !p.optimizers.is_empty() && p.optimizers.iter().all(|o| o.manual)
 }
 
 /// `grads-accumulate`: the first backward after a step found the previous step's gradients.
