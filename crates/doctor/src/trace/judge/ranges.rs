@@ -99,6 +99,10 @@ fn embedding(r: &OutOfRange) -> Finding {
         r.step as f64,
     )
     .summary(text)
+    // An embedding's ids: the hypotheses about class targets do not apply.
+    .rules_out("labels counted from 1")
+    .rules_out("a head with fewer outputs")
+    .rules_out("an ignore value other than")
     .number("rows", rows as f64)
     .number(
         "tokenizer_length",
@@ -144,5 +148,8 @@ fn target(r: &OutOfRange) -> Finding {
         r.step as f64,
     )
     .summary(text)
+    // Class targets: the hypotheses about a tokenizer and an embedding do not apply.
+    .rules_out("tokens added to the tokenizer")
+    .rules_out("a tokenizer of another model")
     .number("classes", classes as f64)
 }

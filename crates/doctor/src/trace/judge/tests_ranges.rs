@@ -66,6 +66,7 @@ fn tokens_added_without_resizing_name_the_module_the_id_and_the_tokenizer() {
     }
     assert_eq!(f.get("rows"), Some(50257.0));
     assert_eq!(f.get("max"), Some(50259.0));
+    assert!(f.ruled_out.iter().any(|r| r == "labels counted from 1"));
 }
 
 #[test]
@@ -94,6 +95,11 @@ fn a_target_equal_to_the_class_count_reads_as_labels_counted_from_one() {
         f.summary
     );
     assert!(f.summary.contains("labels counted from 1"), "{}", f.summary);
+    // The PLAYBOOK row's tokenizer hypotheses are left out of a target's finding.
+    assert!(f
+        .ruled_out
+        .iter()
+        .any(|r| r == "tokens added to the tokenizer"));
     // Past C by more: a head too small.
     let f = &found(&crashed(target(10, 12, 14)))[0];
     assert!(f.summary.contains("target 14"), "{}", f.summary);
