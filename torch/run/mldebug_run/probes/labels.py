@@ -78,8 +78,6 @@ def wrap_loss(fn):
 
     return loss
 
-    return loss
-
 
 def _rows_last(x, class_dim):
     """Up to ROWS_CHECKED rows of the input with the class dimension last, as float32."""
