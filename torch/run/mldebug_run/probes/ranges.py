@@ -62,9 +62,11 @@ def wrap_embedding(fn):
 
 
 def _plain(torch, t):
-    """A plain integer tensor with values to read (no meta, fake or wrapped tensor)."""
+    """A plain integer tensor with values to read (no meta, fake or wrapped tensor), and not on
+    a CUDA stream being captured into a graph (a read there would break the capture)."""
     return (type(t) is torch.Tensor and t.device.type != "meta" and not t.is_floating_point()
-            and not t.is_complex() and t.dtype != torch.bool and t.numel() > 0)
+            and not t.is_complex() and t.dtype != torch.bool and t.numel() > 0
+            and not (t.is_cuda and torch.cuda.is_current_stream_capturing()))
 
 
 def _budget(st, torch):
