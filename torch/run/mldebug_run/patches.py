@@ -1,6 +1,7 @@
 """The few torch functions and methods replaced by thin wrappers, where no public hook exists:
 
   torch.optim.Optimizer.__init__          where an optimizer was built (then the trace starts)
+  torch.autograd.grad                     a hand-written update's gradients (probes/manual.py)
   torch.nn.functional losses              loss_call / labels (probes/labels.py), targets out
                                           of range (probes/ranges.py)
   torch.nn.functional.embedding           ids out of range (probes/ranges.py)
@@ -33,6 +34,7 @@ import weakref
 
 from . import hooks
 from . import state as _state
+from .probes import carried, manual, stages
 from .probes import clip
 from .probes import data, labels, mode, optim, ranges, syncs
 
@@ -172,6 +174,8 @@ def install_patches(torch):
     F = torch.nn.functional
     _patch(torch.optim.Optimizer, "__init__", _optimizer_init)
     _patch(torch.autograd, "backward", hooks.wrap_backward)
+    _patch(torch.autograd, "grad", lambda fn: manual.wrap_grad(
+        fn, hooks._before_backward, carried.after_backward, stages.mark))
     for name in labels.LOSS_FUNCTIONS:
         _patch(F, name, labels.wrap_loss)
     _patch(F, "embedding", ranges.wrap_embedding)

@@ -67,6 +67,29 @@ class HandWritten(unittest.TestCase):
         for r in steps(trace_of(STYLES, "--style", "hand_carried"))[1:]:
             self.assertEqual(r["grads_before_backward"], "carried", r)
 
+    def test_gradients_taken_with_autograd_grad_are_a_backward(self):
+        # No backward and no .grad: each torch.autograd.grad over the parameters (not the inner
+        # ones with create_graph, MAML's fast weights) to the next forward is a step, measured
+        # with the returned gradients; .grad is left as the program had it (None).
+        for style, forwards in (("autograd_grad", 1), ("autograd_maml", 3)):
+            with self.subTest(style):
+                records = trace_of(STYLES, "--style", style)
+                optimizer = kind(records, "optimizer")[0]
+                self.assertEqual((optimizer["class"], optimizer["manual"]), ("hand-written", True))
+                ours = steps(records)
+                self.assertEqual([r["step"] for r in ours], list(range(1, 9)))
+                for r in ours:
+                    self.assertEqual((r["forwards"], r["backwards"]), (forwards, 1))
+                    self.assertEqual((r["with_grad"], r["changed"]), (4, 4))
+                    self.assertGreater(r["grad_norm"], 0)
+                for r in ours[1:]:
+                    self.assertEqual(r["grads_before_backward"], "none", r)
+                grads = kind(records, "grads")
+                self.assertTrue(grads)
+                for g in grads:
+                    self.assertEqual(sum(x["no_grad"] for x in g["groups"]), 0, g)
+                self.assertEqual(records[-1]["backwards"], 8)
+
     def test_backwards_without_an_update_change_nothing(self):
         records = trace_of(STYLES, "--style", "hand_none")
         for r in steps(records):
@@ -111,11 +134,13 @@ class Meta(unittest.TestCase):
         self.assertEqual((ours[0]["forwards"], ours[0]["checked"], ours[0]["changed"]), (1, 4, 4))
 
 
-def overlap_of(split):
+def overlap_of(split, within=None):
     records = trace_of(SPLITS, "--split", split)
     found = {(o["construction"], o["construction_rows"], o["same_rows"], o["shared_rows"],
               o["other_rows"]) for o in kind(records, "overlap")}
     assert len(found) == 1, found  # one evaluation loader per epoch, each the same split
+    if within is not None:
+        assert {o["within_train"] for o in kind(records, "overlap")} == {within}, split
     return found.pop()
 
 
@@ -129,7 +154,17 @@ class Splits(unittest.TestCase):
         self.assertEqual(rows, shared)
         self.assertEqual(overlap_of("same_dataset"), ("same_dataset", 48, True, 48, 48))
         self.assertEqual(overlap_of("storage"), ("storage", 16, False, 16, 32))
-        self.assertEqual(overlap_of("content"), ("indices", 0, False, 16, 16))
+        self.assertEqual(overlap_of("content", within=False), ("indices", 0, False, 16, 16))
+
+    def test_every_evaluated_row_a_training_row_is_within_the_training_split(self):
+        # A sample of the training Subset (train accuracy on a third of its rows): all 16 rows
+        # are training rows, not all training rows are evaluated.
+        self.assertEqual(overlap_of("sample", within=True), ("indices", 16, False, 16, 16))
+        self.assertEqual(overlap_of("same_dataset", within=True)[2], True)
+        # Two permutations: part of the validation rows are training rows, not all.
+        overlap_of("indices", within=False)
+        overlap_of("disjoint", within=False)
+        overlap_of("storage", within=False)
 
 
 if __name__ == "__main__":

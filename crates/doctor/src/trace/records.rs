@@ -594,6 +594,9 @@ pub struct Overlap {
     pub construction: Option<String>,
     pub construction_rows: Option<u64>,
     pub same_rows: bool,
+    /// Every row of the other loader's dataset is a training row by construction (the
+    /// training split, or a sample of it).
+    pub within_train: bool,
     pub step: u64,
 }
 

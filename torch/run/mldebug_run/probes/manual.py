@@ -20,11 +20,21 @@ Gradients reset in place (`zero_grad(set_to_none=False)`, `p.grad.zero_()`) befo
 forward read as reset: at the boundary, a gradient written since the backward and now all zero
 counts as zeroed (probes/carried.py cannot see a write that precedes its own look).
 
+Gradients taken with `torch.autograd.grad(loss, params)` instead of a backward (the update then
+subtracts the returned tensors; `.grad` stays None) are such a backward too, when the call
+differentiates with respect to trainable parameters of a model that has run, without
+`create_graph` (a graph kept for a later backward, as MAML's inner steps keep it, is no update
+of its own) and while no optimizer exists (patches.py wraps the function, `wrap_grad`). The
+returned gradients stand in for `.grad` while the step's start is measured: assigned to the
+parameters whose `.grad` is None, measured, and set back to None before the call returns, so
+the program never sees them.
+
 It never measures once an optimizer has been constructed (that optimizer's step does; one that
 first steps after hand-written steps takes over the step count, probes/optim.py), and it never
-changes a parameter or a gradient.
+changes a parameter or a gradient the program can see.
 """
 
+import functools
 import sys
 import weakref
 
@@ -141,3 +151,99 @@ def _zeroed_in_place(entry, tensors, looks):
         if size == 0.0 and i < len(entry.reset):
             entry.reset[i] = "zeroed"
     entry.unresolved = any(r is None for r in entry.reset)
+
+
+# torch.autograd.grad(outputs, inputs, grad_outputs, retain_graph, create_graph, only_inputs,
+# allow_unused, is_grads_batched, materialize_grads): positions of the arguments read here.
+_GRAD_INPUTS, _GRAD_CREATE_GRAPH, _GRAD_BATCHED = 1, 4, 7
+
+
+def _grad_argument(args, kwargs, position, name, default=None):
+    if len(args) > position:
+        return args[position]
+    return kwargs.get(name, default)
+
+
+def grad_parameters(args, kwargs):
+    """The (position, parameter) pairs of a `torch.autograd.grad` call that is the gradient of
+    an update written by hand (see the module docs), or None."""
+    st = _state.STATE
+    if st.optimizers or st.ended or not st.model_list:
+        return None
+    if _grad_argument(args, kwargs, _GRAD_CREATE_GRAPH, "create_graph", False) \
+            or _grad_argument(args, kwargs, _GRAD_BATCHED, "is_grads_batched", False):
+        return None
+    inputs = _grad_argument(args, kwargs, _GRAD_INPUTS, "inputs")
+    torch = sys.modules["torch"]
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)
+    elif isinstance(inputs, dict):
+        inputs = tuple(inputs.values())
+    elif not isinstance(inputs, (list, tuple)):
+        return None
+    mine = {id(p) for p in _UPDATE.param_groups[0]["params"]}
+    found = [(i, p) for i, p in enumerate(inputs) if id(p) in mine]
+    return found or None
+
+
+@probe("manual")
+def after_grad(found, result):
+    """A `torch.autograd.grad` call of an update returned `result`: measured as a backward's
+    end, with the returned gradients standing in for `.grad` while the step's start is
+    measured (set back to None before returning)."""
+    grads = list(result.values()) if isinstance(result, dict) else list(result)
+    assigned = []
+    try:
+        for i, p in found:
+            g = grads[i] if i < len(grads) else None
+            if g is None or p.grad is not None or g.shape != p.shape or g.dtype != p.dtype \
+                    or g.device != p.device:
+                continue
+            p.grad = g
+            assigned.append(p)
+        after_backward()
+    finally:
+        for p in assigned:
+            p.grad = None
+
+
+def wrap_grad(original, before_backward, after_backward_hook, mark):
+    """`torch.autograd.grad`, counted as a backward (before_backward: the loss, the counts;
+    after_backward_hook: what the backward left, for the carried check; mark: the memory
+    stages) when it is an update's gradient. Closure variables only: patches.py runs this with
+    the globals of torch.autograd."""
+    state, takes, measure = _state, grad_parameters, after_grad
+    compiling = _state.compiling_check()
+
+    @functools.wraps(original)
+    def grad(*args, **kwargs):
+        st = state.STATE
+        if st is None or st.in_backward or st.ended or compiling():
+            return original(*args, **kwargs)
+        try:
+            found = takes(args, kwargs)
+        except Exception as err:  # never the program's
+            st.fail("manual", err)
+            found = None
+        if found is None:
+            return original(*args, **kwargs)
+        outputs = args[0] if args else kwargs.get("outputs")
+        try:
+            mark("backward")
+            before_backward((outputs,), {})
+        except Exception as err:
+            st.fail("backward", err)
+        st.in_backward += 1
+        try:
+            result = original(*args, **kwargs)
+        finally:
+            st.in_backward -= 1
+        try:
+            after_backward_hook()
+            mark("backward_end")
+            measure(found, result)
+        except Exception as err:
+            st.fail("backward", err)
+        return result
+
+    return grad

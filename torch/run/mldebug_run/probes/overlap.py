@@ -15,8 +15,9 @@ two loaders over one such dataset share the indices both hold (`construction: "i
 not one object, the rows of a `TensorDataset`'s first tensor are compared by where they lie in
 memory (`"storage"`: views of one tensor, such as `x[:800]` and `x[600:]`). `construction_rows`
 counts the other loader's rows that are training rows by construction (None where neither
-applies), and `same_rows` says whether the two hold exactly the same rows (the training split
-evaluated on purpose).
+applies), `same_rows` says whether the two hold exactly the same rows (the training split
+evaluated on purpose), and `within_train` whether every row of the other is a training row by
+construction (the training split or a sample of it: a `Subset` of the training rows).
 
 The loaders' map-style datasets are kept (data.py holds a reference to each) so that a program
 that has returned from its training function still has them at its exit.
@@ -125,24 +126,25 @@ def _row_addresses(base, indices):
 
 
 def construction(train_set, dataset):
-    """(how, shared rows, same rows) by construction between the training dataset and another:
-    how is `same_dataset`, `indices`, `storage` or None (not known)."""
+    """(how, shared rows, same rows, within) by construction between the training dataset and
+    another: how is `same_dataset`, `indices`, `storage` or None (not known); within: every row
+    of the other is a training row."""
     if dataset is train_set:
-        return "same_dataset", None, True
+        return "same_dataset", None, True, True
     train_base, train_idx = _resolved(train_set)
     base, idx = _resolved(dataset)
     if base is train_base:
         train_rows, rows = _all_rows(train_base, train_idx), _all_rows(base, idx)
         if train_rows is None or rows is None or max(len(train_rows), len(rows)) > INDICES_MAX:
-            return None, None, False
+            return None, None, False, False
         how, train_keys, keys = "indices", set(train_rows), rows
     else:
         train_keys, keys = _row_addresses(train_base, train_idx), _row_addresses(base, idx)
         if train_keys is None or keys is None:
-            return None, None, False
+            return None, None, False, False
         how, train_keys = "storage", set(train_keys)
     shared = sum(1 for k in keys if k in train_keys)
-    return how, shared, shared == len(train_keys) == len(set(keys))
+    return how, shared, shared == len(train_keys) == len(set(keys)), len(keys) > 0 and shared == len(keys)
 
 
 @probe("overlap")
@@ -167,14 +169,15 @@ def write_records():
         rows, complete = (train_rows, train_complete) if same else _fingerprints(dataset, deadline)
         if rows is None:
             continue
-        how, by_construction, same_rows = _construction(train_set, dataset) or (None, None, False)
+        how, by_construction, same_rows, within = _construction(train_set, dataset) or (None, None, False, False)
         if how == "same_dataset":
             by_construction = len(rows)
         st.emit("overlap", step=st.step, train_loader=train.index, other_loader=other.index,
                 train_rows=len(train_rows), other_rows=len(rows),
                 shared_rows=sum(1 for d in rows if d is not None and d in train_digests),
                 complete=bool(complete and train_complete), same_dataset=same,
-                construction=how, construction_rows=by_construction, same_rows=same_rows)
+                construction=how, construction_rows=by_construction, same_rows=same_rows,
+                within_train=within)
 
 
 @probe("overlap_construction")

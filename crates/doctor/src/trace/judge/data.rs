@@ -54,6 +54,13 @@ fn loader_site(p: &Process, loader: u32) -> Option<String> {
 /// equal by content (a small input space, duplicates in the source), a data-quality fact:
 /// counted, a warning when their share is large, never a fail. Where the trace cannot tell
 /// how the splits were made, content is all it has, so it warns at most.
+///
+/// A loader whose rows are all training rows, but not all of them, is a sample of the
+/// training split. Beside a loader that reads rows held out from training it is accuracy on
+/// a sample of the training split (information); with no held-out loader it is that, or a
+/// validation split cut from the rows the model still trains on: the trace holds no intent,
+/// so it warns. A split only part of whose rows are training rows (two permutations, a
+/// validation set drawn afresh from the whole dataset) is no sample of anything: a fail.
 fn overlap(p: &Process, out: &mut Vec<Finding>) {
     for o in &p.overlaps {
         if o.other_rows == 0 {
@@ -61,6 +68,8 @@ fn overlap(p: &Process, out: &mut Vec<Finding>) {
         }
         let finding = if o.same_dataset || o.same_rows {
             train_split_evaluated(o)
+        } else if o.within_train && o.construction_rows.is_some_and(|r| r > 0) {
+            train_sample_evaluated(o, held_out_beside(p, o))
         } else if let Some(rows) = o.construction_rows.filter(|r| *r > 0) {
             overlap_by_construction(o, rows)
         } else if o.shared_rows > 0 {
@@ -97,6 +106,46 @@ fn train_split_evaluated(o: &Overlap) -> Finding {
             "exactly the training rows"
         }
     ))
+}
+
+/// Whether another loader compared with the same training loader reads rows held out from
+/// training: none of its rows a training row by construction (disjoint indices or storage,
+/// or a dataset built apart), and not every row equal to a training row by content.
+fn held_out_beside(p: &Process, o: &Overlap) -> bool {
+    p.overlaps.iter().any(|x| {
+        x.train_loader == o.train_loader
+            && x.other_loader != o.other_loader
+            && x.other_rows > 0
+            && !(x.same_dataset || x.same_rows || x.within_train)
+            && x.construction_rows.unwrap_or(0) == 0
+            && x.shared_rows < x.other_rows
+    })
+}
+
+fn train_sample_evaluated(o: &Overlap, held_out: bool) -> Finding {
+    let rows = o.construction_rows.unwrap_or(o.other_rows);
+    let summary = if held_out {
+        format!(
+            "another loader evaluates a sample of the training split ({rows} of its rows, by \
+             construction) beside a loader whose rows are held out from training: accuracy on \
+             training rows, not a held-out score"
+        )
+    } else {
+        format!(
+            "every row another loader reads is a training row by construction ({rows} of the \
+             training split's rows) and no loader reads rows held out from training: accuracy \
+             on a sample of the training split, or a validation split cut from rows the model \
+             still trains on, whose scores then measure memory; the trace cannot tell which"
+        )
+    };
+    let severity = if held_out {
+        Severity::Info
+    } else {
+        Severity::Warn
+    };
+    Finding::new(Symptom::TrainEvalOverlap, severity, "data", 0.0)
+        .summary(summary)
+        .number("construction_rows", rows as f64)
 }
 
 fn overlap_by_construction(o: &Overlap, rows: u64) -> Finding {

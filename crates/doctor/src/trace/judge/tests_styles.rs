@@ -158,7 +158,7 @@ fn overlap(fields: Value) -> Vec<Value> {
     let mut o = json!({"kind": "overlap", "train_loader": 0, "other_loader": 1,
                        "train_rows": 900, "other_rows": 100, "shared_rows": 0,
                        "complete": true, "same_dataset": false, "construction": null,
-                       "construction_rows": null, "same_rows": false});
+                       "construction_rows": null, "same_rows": false, "within_train": false});
     for (k, v) in fields.as_object().unwrap() {
         o[k] = v.clone();
     }
@@ -188,6 +188,67 @@ fn evaluating_the_training_split_on_purpose_is_information() {
         "construction": "indices", "construction_rows": 900, "same_rows": true}))
     .expect("a line");
     assert_eq!(severity, Severity::Info);
+}
+
+/// Overlap findings of a run whose training loader is compared with several others.
+fn overlap_findings(others: &[Value]) -> Vec<(Severity, String)> {
+    let mut r = clean(5);
+    for (i, fields) in others.iter().enumerate() {
+        let mut o = overlap(fields.clone()).pop().unwrap();
+        o["other_loader"] = json!(i + 1);
+        r.push(o);
+    }
+    findings(&r)
+        .into_iter()
+        .filter(|f| f.symptom == Symptom::TrainEvalOverlap)
+        .map(|f| (f.severity, f.summary))
+        .collect()
+}
+
+#[test]
+fn a_sample_of_the_training_split_beside_a_held_out_split_is_information() {
+    // Subset(train_set, sample): 225 of the 900 training rows, all of them training rows;
+    // the validation Subset is disjoint by construction.
+    let sample = json!({"other_rows": 225, "shared_rows": 225, "construction": "indices",
+        "construction_rows": 225, "within_train": true});
+    let validation = json!({"other_rows": 100, "construction": "indices", "construction_rows": 0});
+    let found = overlap_findings(&[sample.clone(), validation]);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, Severity::Info, "{}", found[0].1);
+    assert!(
+        found[0].1.contains("sample of the training split"),
+        "{}",
+        found[0].1
+    );
+    // A held-out split built apart (a dataset of its own: no construction known), sharing two
+    // rows by content, holds out the rest.
+    let test_set = json!({"other_rows": 500, "shared_rows": 2});
+    let found = overlap_findings(&[sample.clone(), test_set]);
+    assert_eq!(found[0].0, Severity::Info, "{}", found[0].1);
+    // With no loader held out, a sample of the training rows is that or a validation split cut
+    // from rows still trained on: a warning, never a fail.
+    let found = overlap_findings(std::slice::from_ref(&sample));
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].0, Severity::Warn, "{}", found[0].1);
+    assert!(found[0].1.contains("cannot tell"), "{}", found[0].1);
+    // Another sample of training rows, or a loader equal by content to training rows, is no
+    // held-out split.
+    let copy = json!({"other_rows": 100, "shared_rows": 100});
+    for other in [sample.clone(), copy] {
+        let found = overlap_findings(&[sample.clone(), other]);
+        assert_eq!(found[0].0, Severity::Warn, "{}", found[0].1);
+    }
+}
+
+#[test]
+fn a_split_only_partly_of_training_rows_fails_beside_a_held_out_split() {
+    // Two permutations: 75 of the 100 validation rows are training rows, 25 are not.
+    let partial = json!({"shared_rows": 75, "construction": "indices", "construction_rows": 75,
+        "within_train": false});
+    let test_set = json!({"other_rows": 100, "construction": "indices", "construction_rows": 0});
+    let found = overlap_findings(&[partial, test_set]);
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].0, Severity::Fail, "{}", found[0].1);
 }
 
 #[test]
