@@ -12,7 +12,11 @@ first HEAVY steps (the probes' heavy steps, plus warm-up) are reported apart; th
 later steps of each process is compared.
 
     python torch/bench/run_overhead.py [--steps 20] [--threads 2] [--device cuda] [--window cycle]
-                                       [--model mlp]
+                                       [--model mlp] [--repeat 5]
+
+`--repeat R` runs R such pairs of fresh processes one after the other (the first to step in a
+round alternating) and ends with the median, smallest and largest of their per-round-ratio
+medians: on a machine where other work runs, one pair's figure moves by several percent.
 """
 
 import argparse
@@ -129,12 +133,27 @@ def main():
                          "window of `--steps auto` (its light phase: this loop never evaluates)")
     ap.add_argument("--model", choices=["gpt2", "mlp"], default="gpt2",
                     help="the GPT-2-5M script, or a ~85k-parameter MLP (batch 64, ~1 ms a step)")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="pairs of fresh processes, one after the other, summarised at the end")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(args.threads, args.device, args.model)
         return
-    order = ["watched", "plain"] if args.watched_first else ["plain", "watched"]
+    ratios = []
+    for rep in range(args.repeat):
+        watched_first = args.watched_first != (rep % 2 == 1)
+        ratios.append(measure(args, watched_first))
+    if args.repeat > 1:
+        ratios.sort()
+        print("%d pairs, median of the per-round ratios: median %.3f, smallest %.3f, largest %.3f"
+              % (len(ratios), statistics.median(ratios), ratios[0], ratios[-1]))
+
+
+def measure(args, watched_first):
+    """One pair of processes stepped in lockstep; prints its figures, returns the median of
+    the per-round ratios."""
+    order = ["watched", "plain"] if watched_first else ["plain", "watched"]
     procs = {name: start(name == "watched", args.threads, args.device, args.window, args.model)
              for name in order}
     for proc, _ in procs.values():
@@ -165,6 +184,7 @@ def main():
     print("heavy steps 1-3, ratio each: %s" % ", ".join("%.2f" % r for r in heavy))
     print("losses equal in every step: %s; trace files: %d"
           % (losses["plain"] == losses["watched"], len(traces)))
+    return paired
 
 
 if __name__ == "__main__":

@@ -12,17 +12,23 @@ mode or a gradient, or let an exception of their own reach the program.
 
 import functools
 import sys
+import threading
 import warnings
 
 from . import models, stop, window
 from . import state as _state
+from .stack import BUSY as _BUSY
 from .stack import TLS as _tls
 from .stack import stack as _stack
 from .probes import carried, data, labels, losses, manual, mode, nonfinite, optim, stages
-from .probes.tensors import new_hash, tensor_digest_into, tensors_in
+from .probes.tensors import new_hash, tensor_digest, tensors_in
 
 _MISSING = object()
 _compiling = _state.compiling_check()
+_ident = threading.get_ident
+# The global hooks as registered: torch's module (its hook dictionaries) and our two ids.
+_GLOBAL = {"module": None, "pre": None, "post": None, "compiled": False}
+_stale = []  # handles of root hooks left on a module by a forward that raised
 
 
 def forward_pre(module, args):
@@ -31,11 +37,15 @@ def forward_pre(module, args):
     stack = _stack()
     st = _state.STATE
     torch = sys.modules["torch"]
+    if not stack:
+        _BUSY.add(_ident())
     if not stack and not st.in_backward and not st.ended:
         try:
             _root_pre(st, module, args)
         except Exception as err:
             st.fail("forward", err)
+        if _tls.root is module and not st.heavy:
+            _suspend(st, module)
     elif _tls.input_wanted and len(stack) == 1 and _tls.autocast is None:
         # The root's first child: an autocast entered inside the root's own forward (as
         # accelerate wraps it) is on now, not around the root's call.
@@ -61,6 +71,8 @@ def forward_post(module, args, kwargs, result=_MISSING):
             if stack[i] is module:
                 del stack[i:]
                 break
+    if not stack:
+        _BUSY.discard(_ident())
     st = _state.STATE
     if st.check_forward:
         nonfinite.check_output(module, args, result)
@@ -74,6 +86,72 @@ def forward_post(module, args, kwargs, result=_MISSING):
             _root_post(st, module, args, kwargs or {})
         except Exception as err:
             st.fail("forward", err)
+
+
+@_state.probe("suspend")
+def _suspend(st, module):
+    """A light step's training forward of a model: take the global hooks off while it runs,
+    so its submodules are called as without the probes (torch skips its hook machinery for a
+    module when no hook is registered; with one, each submodule costs microseconds). The model's
+    own end is watched by a hook on it for this one call, which puts the global hooks back.
+    Not when anything needs the submodules: the heavy steps, a forward without gradients or in
+    eval mode (an evaluation: BatchNorm and dropout checks), the per-module non-finite check;
+    nor while another thread runs a module, another library holds global module hooks, or
+    torch.compile or tracing has compiled anything (its guards see the hooks)."""
+    while _stale:
+        _stale.pop().remove()
+    mod = _GLOBAL["module"]
+    if (not _tls.root_grad or not module.training or st.check_forward or len(_BUSY) != 1
+            or mod is None or _compiled(module)):
+        return
+    pre, post = mod._global_forward_pre_hooks, mod._global_forward_hooks
+    if len(pre) != 1 or len(post) != 1 or _GLOBAL["pre"] not in pre \
+            or _GLOBAL["post"] not in post:
+        return
+    handle = module.register_forward_hook(_resume, with_kwargs=True, always_call=True)
+    del pre[_GLOBAL["pre"]], post[_GLOBAL["post"]]
+    _tls.suspended = (module, handle)
+
+
+def _compiled(module):
+    """Whether torch.compile has compiled a graph in this process (then never again False), or
+    the model is a compiled or traced one."""
+    if _GLOBAL["compiled"]:
+        return True
+    torch = sys.modules["torch"]
+    utils = sys.modules.get("torch._dynamo.utils")
+    try:
+        counted = utils is not None and utils.counters["stats"]["unique_graphs"] > 0
+    except Exception:
+        counted = True  # unknown: keep the hooks
+    if counted or torch._C._get_tracing_state() is not None \
+            or type(module).__name__ == "OptimizedModule" \
+            or isinstance(module, torch.jit.ScriptModule) \
+            or getattr(module, "_compiled_call_impl", None) is not None:
+        _GLOBAL["compiled"] = counted
+        return True
+    return False
+
+
+def _resume(module, args, kwargs, result):
+    """The suspended model's forward ended (or raised): the global hooks go back, in their
+    place (ours are the only ones), and the root's end is measured as the global hook would."""
+    suspended = getattr(_tls, "suspended", None)
+    if suspended is None or suspended[0] is not module:
+        return None
+    _tls.suspended = None
+    try:
+        mod = _GLOBAL["module"]
+        mod._global_forward_pre_hooks[_GLOBAL["pre"]] = forward_pre
+        mod._global_forward_hooks[_GLOBAL["post"]] = forward_post
+        if sys.exc_info()[0] is None:
+            suspended[1].remove()
+        else:  # torch is iterating the module's hooks (it raised): removed at the next forward
+            _stale.append(suspended[1])
+        forward_post(module, args, kwargs, result)
+    except Exception as err:
+        _state.STATE.fail("forward", err)
+    return None
 
 
 def _root_pre(st, module, args):
@@ -134,11 +212,11 @@ def _fingerprint_batch(iv, args, kwargs):
         iv.batch = new_hash()
     with torch.no_grad():
         for t in tensors_in(args):
-            tensor_digest_into(iv.batch, t)
+            iv.batch.update(tensor_digest(t))  # the loader's batch: digested when drawn
         for key in sorted(kwargs) if kwargs else ():
             for t in tensors_in(kwargs[key]):
                 iv.batch.update(key.encode())
-                tensor_digest_into(iv.batch, t)
+                iv.batch.update(tensor_digest(t))
 
 
 @_state.probe("backward")
@@ -213,8 +291,12 @@ def install_hooks(torch):
     warnings.filterwarnings("ignore", category=UserWarning,
                             message=r"Using `torch\.compile\(module\)` when there are global hooks")
     module_mod = sys.modules["torch.nn.modules.module"]
-    module_mod.register_module_forward_pre_hook(forward_pre)
-    module_mod.register_module_forward_hook(forward_post, with_kwargs=True, always_call=True)
+    pre = module_mod.register_module_forward_pre_hook(forward_pre)
+    post = module_mod.register_module_forward_hook(forward_post, with_kwargs=True,
+                                                   always_call=True)
+    if hasattr(module_mod, "_global_forward_pre_hooks") and hasattr(
+            module_mod, "_global_forward_hooks"):
+        _GLOBAL.update(module=module_mod, pre=pre.id, post=post.id)
     optimizer_mod = sys.modules["torch.optim.optimizer"]
     optimizer_mod.register_optimizer_step_pre_hook(optim.step_pre)
     optimizer_mod.register_optimizer_step_post_hook(_step_post)

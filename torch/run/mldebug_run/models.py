@@ -98,6 +98,36 @@ def device_of(module):
     return None
 
 
+def first_device():
+    """The device of the first live model's first parameter (`cpu`, `cuda:0`), or None. Read
+    every step: the submodule that holds that parameter and its name are found once, and the
+    parameter is looked up by name each time (a `to()` that replaces it is seen)."""
+    for entry in _state.STATE.model_list:
+        inner = entry.inner()
+        if inner is None:
+            continue
+        where_ = getattr(entry, "first_parameter", None)
+        owner = where_[0]() if where_ is not None else None
+        try:
+            p = owner._parameters[where_[1]] if owner is not None else None
+        except Exception:  # gone (a parameter deleted), or a scripted module's own mapping
+            p = None
+        if p is None:
+            entry.first_parameter, p = _first_parameter(inner)
+        if p is not None:
+            return str(p.device)
+    return None
+
+
+def _first_parameter(module):
+    """((weakref to the submodule, name), parameter) of `module.parameters()`'s first."""
+    for m in module.modules():
+        for name, p in m._parameters.items():
+            if p is not None:
+                return (weakref.ref(m), name), p
+    return None, None
+
+
 def _is_lazy(p):
     torch = sys.modules["torch"]
     return isinstance(p, torch.nn.parameter.UninitializedTensorMixin)

@@ -6,6 +6,9 @@ they are (`current_module`, `current_root`) from here, not from the hooks.
 import threading
 
 TLS = threading.local()
+# Threads whose stack is not empty (a module of theirs is being run): the global hooks are
+# taken off for a light step's training forward only while no other thread runs a module.
+BUSY = set()
 
 
 def stack():
@@ -19,12 +22,14 @@ def stack():
         TLS.input_wanted = False  # this root forward's input goes to the step record
         TLS.autocast = None  # autocast's dtype around it, or inside it at its first child
         TLS.device_type = None
+        TLS.suspended = None  # (root, its hook) while the global hooks are off (hooks.py)
     return frames
 
 
 def reset_thread():
     """In a forked child: a fresh stack (the parent's was mid-call)."""
     TLS.stack = None
+    BUSY.clear()  # the parent's threads are not the child's
     stack()
 
 

@@ -57,12 +57,15 @@ def _finite_or_text(value):
     return value
 
 
+# One encoder for every record (json.dumps with options builds a new one per call).
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, default=_plain)
+
+
 def encode(record):
     try:
-        text = json.dumps(record, separators=(",", ":"), allow_nan=False, default=_plain)
+        text = _ENCODER.encode(record)
     except ValueError:
-        text = json.dumps(_finite_or_text(record), separators=(",", ":"), allow_nan=False,
-                          default=_plain)
+        text = _ENCODER.encode(_finite_or_text(record))
     return text + "\n"
 
 

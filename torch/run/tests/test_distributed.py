@@ -94,6 +94,7 @@ class TwoRanks(unittest.TestCase):
         for a, b in zip(epochs[0], epochs[1]):
             self.assertEqual((a["row_sample_bits"], b["row_sample_bits"]), (0, 0))
             self.assertEqual((len(a["row_sample"]), len(b["row_sample"])), (64, 64))
+            self.assertEqual((a["rows_fingerprinted"], b["rows_fingerprinted"]), (64, 64))
             self.assertFalse(set(a["row_sample"]) & set(b["row_sample"]))
         # The same rows in both epochs (a new order, the same shard's union: all 128 rows).
         self.assertEqual(len(set(epochs[0][0]["row_sample"]) | set(epochs[1][0]["row_sample"])), 128)

@@ -3,8 +3,10 @@ one `epoch` record each time its iterator is exhausted or abandoned (and at the 
 time the loop waits in `__next__` (the step record's `data_wait_s`).
 
 Per batch: a fingerprint of its first tensor (dtype, shape and a strided sample of at most
-65,536 elements), row fingerprints of that tensor (blake2b of each row's bytes, a strided sample
-of ROW_ELEMENTS per row, at most ROWS_MAX rows per loader over the run), the class counts of a
+65,536 elements), in a distributed run row fingerprints of that tensor (blake2b of each row's
+bytes, a strided sample of ROW_ELEMENTS per row, at most ROWS_MAX rows per loader over the run;
+only the comparison across ranks reads them, and a hash per row costs more than the rest of a
+batch's probes together on a small step), the class counts of a
 1-D integer tensor that is not the first one, and statistics of a floating-point first tensor
 over the first INPUT_BATCHES batches of an epoch. For the comparison across ranks (in a
 distributed run, unless `MLDEBUG_RUN_RANKS=0`): a sample of the epoch's distinct row
@@ -26,7 +28,7 @@ from .. import window
 from ..state import probe
 from ..where import where
 from ..world import distributed
-from .tensors import fingerprint_bytes, new_hash, raw_bytes, tensor_digest_into, tensors_in
+from .tensors import fingerprint_bytes, new_hash, raw_bytes, tensor_digest, tensors_in
 
 ROWS_MAX = 65536  # row fingerprints per loader over the run: 0.5 MB of digests at most
 ROW_ELEMENTS = 4096  # elements hashed per row; an image row is sampled, a token row is whole
@@ -51,6 +53,9 @@ class Epoch:
         self.draws = self.nograd_draws = self.forwards = self.eval_forwards = 0
         self.stepped = False
         self.sample, self.sample_bits = set(), 0  # digests whose first sample_bits bits are 0
+        # Rows are compared across ranks only (a hash per row is the costliest part of a
+        # batch): fingerprinted in a distributed run with the cross-rank probes on.
+        self.rows_wanted = RANKS and distributed()
 
 
 class Loader:
@@ -159,16 +164,14 @@ def _batch_stats(entry, ep, tensors):
     ep.batches += 1
     rows = first.shape[0] if first.dim() > 0 else 1
     ep.rows += rows
-    h = new_hash()
-    tensor_digest_into(h, first)
-    digest = h.digest()
+    digest = tensor_digest(first)  # the model's forward reuses it for the step's `batch`
     if digest in ep.batch_seen:
         ep.duplicate_batches += 1
     elif len(ep.batch_seen) < BATCH_SET_MAX:
         ep.batch_seen.add(digest)
     if ep.batches <= ORDER_BATCHES:
         ep.order.update(digest)
-    if entry.rows_fingerprinted < ROWS_MAX and first.dim() > 0:
+    if ep.rows_wanted and entry.rows_fingerprinted < ROWS_MAX and first.dim() > 0:
         _rows(entry, ep, first)
     if ep.batches <= INPUT_BATCHES and first.is_floating_point():
         f = first.detach().float()

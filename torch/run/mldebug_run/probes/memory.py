@@ -1,6 +1,7 @@
-"""Memory at each step: the process's resident set from /proc/self/statm, and on CUDA the
-allocator's counters (`memory_allocated`, `max_memory_allocated`, `memory_reserved`); at a
-stage boundary of a heavy step (probes/stages.py) also the peak resident set (getrusage).
+"""Memory at each step: the process's resident set from /proc/self/statm (one descriptor kept
+open per process), and on CUDA the allocator's counters (`memory_allocated`,
+`max_memory_allocated`, `memory_reserved`); at a stage boundary of a heavy step
+(probes/stages.py) also the peak resident set (getrusage).
 
 What it never does: reset the allocator's peak (`reset_peak_memory_stats` would change what the
 program itself reads from `max_memory_allocated`, so `max_allocated` is the peak so far, not
@@ -18,11 +19,30 @@ except (AttributeError, ValueError, OSError):
     _PAGE = 4096
 
 
+_statm = [None, None]  # (pid, descriptor) of /proc/self/statm: opened once per process
+
+
+def _statm_fd(reopen=False):
+    pid = os.getpid()
+    if _statm[0] != pid or reopen:  # first use, a forked child (the parent's file describes
+        # the parent), or a descriptor the program closed
+        fd = os.open("/proc/self/statm", os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        _statm[:] = [pid, fd]
+    return _statm[1]
+
+
+def _statm_pages():
+    try:
+        return int(os.pread(_statm_fd(), 256, 0).split()[1])
+    except OSError:
+        return int(os.pread(_statm_fd(reopen=True), 256, 0).split()[1])
+
+
 def rss_bytes():
     try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * _PAGE
-    except (OSError, ValueError, IndexError):
+        # pread on a descriptor kept open: a step costs one system call, not three.
+        return _statm_pages() * _PAGE
+    except (OSError, ValueError, IndexError, AttributeError):
         pass
     try:
         import resource  # stdlib; peak rather than current where /proc is missing

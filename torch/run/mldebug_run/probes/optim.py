@@ -160,12 +160,15 @@ def with_data(tensors):
 
 
 def gradients(tensors, checksum):
-    """The gradients' part of a step's measurement: counts, per-device squared norms and sums."""
-    with_grad = [p for p in tensors if measured_gradient(p.grad) is not None]
-    measured = [measured_gradient(p.grad) for p in with_grad]
+    """The gradients' part of a step's measurement: counts, per-tensor norms and sums."""
+    with_grad, measured = [], []
+    for p in tensors:
+        g = measured_gradient(p.grad)
+        if g is not None:
+            with_grad.append(p)
+            measured.append(g)
     grad_norms = norms(measured)
     return {"with_grad": len(with_grad), "without_grad": len(tensors) - len(with_grad),
-            "grad_sq": _per_device_total(grad_norms, square=True),
             "grad_sum": _per_device_total(sums64(measured)) if checksum else None,
             "with_grad_tensors": with_grad, "grad_norms": grad_norms}
 
@@ -206,8 +209,8 @@ def _largest(entry, tensors):
     return [tensors[i] for i in entry.largest if i < len(tensors)]
 
 
-def _per_device_total(values, square=False):
-    """One 0-d sum per device (of squares with `square`), in float64 where the device has it."""
+def _per_device_total(values):
+    """One 0-d sum per device, in float64 where the device has it."""
     torch = sys.modules["torch"]
     by_device = {}
     for v in values:
@@ -216,22 +219,68 @@ def _per_device_total(values, square=False):
     for device, group in by_device.items():
         dtype = torch.float32 if device.type == "mps" else torch.float64
         stacked, _ = stack_as(group, dtype)  # a sum: the order does not matter
-        totals.append((stacked * stacked).sum() if square else stacked.sum())
+        totals.append(stacked.sum())
     return totals
+
+
+class _Packed:
+    """A light step's samples of tensors of one device and dtype, copied as one tensor."""
+
+    def __init__(self, flat, sizes):
+        self.flat, self.sizes = flat, sizes
+
+
+def _packable(tensors):
+    """One device and one float dtype of at most 4 bytes: their difference in float32 is zero
+    exactly where two elements are equal, so one subtraction and two fused norms measure all."""
+    torch = sys.modules["torch"]
+    if not tensors or tensors[0].dtype not in (torch.float32, torch.bfloat16, torch.float16):
+        return False
+    device, dtype = tensors[0].device, tensors[0].dtype
+    return all(p.dtype == dtype and p.device == device for p in tensors)
 
 
 def _copies(tensors, full):
     """Copies of the tensors before the step: whole on heavy steps (up to COPY_BYTES_MAX in
-    all), else strided samples of LIGHT_ELEMENTS each. Returns (copies, sampled)."""
+    all), else strided samples of LIGHT_ELEMENTS each (packed into one tensor where they can
+    be). Returns (copies, sampled)."""
     total = sum(p.numel() * p.element_size() for p in tensors)
     limit = None if full and total <= COPY_BYTES_MAX else (
         FINGERPRINT_ELEMENTS if full else LIGHT_ELEMENTS)
+    if not full and _packable(tensors):
+        samples = [_strided(p, limit) for p in tensors]
+        return _Packed(sys.modules["torch"].cat(samples), [s.numel() for s in samples]), limit
     return [(p.detach() if limit is None else sample(p, limit)).clone() for p in tensors], limit
+
+
+def _strided(p, limit):
+    """`sample(p, limit)` (every k-th element when p has more than `limit`) as one view op,
+    for a contiguous tensor under no_grad."""
+    if not p.is_contiguous():
+        return sample(p, limit)
+    n = p.numel()
+    k = -(-n // limit) if n > limit else 1
+    return p.as_strided((-(-n // k),), (k,), p.storage_offset())
+
+
+def _compare_packed(tensors, copies, limit):
+    """`_compare` of packed samples: ‖Δw‖ per tensor stands for `changed` too (0 exactly where
+    nothing changed; NaN, where a NaN is, counts as changed as `!=` would have it)."""
+    torch = sys.modules["torch"]
+    before = copies.flat.to(torch.float32)
+    diff = torch.cat([_strided(p, limit) for p in tensors]).to(torch.float32) - before
+    n = len(copies.sizes)
+    found = torch._foreach_norm(list(diff.split_with_sizes(copies.sizes))
+                                + list(before.split_with_sizes(copies.sizes)))
+    deltas, weights = list(found[:n]), list(found[n:])
+    return deltas, deltas, weights
 
 
 def _compare(tensors, copies, limit):
     """Per tensor: changed (0-d bool), ‖Δw‖ and ‖w before‖ (0-d float32), all on device."""
     torch = sys.modules["torch"]
+    if isinstance(copies, _Packed):
+        return _compare_packed(tensors, copies, limit)
     changed, deltas, weights = [], [], []
     for p, before in zip(tensors, copies):
         now = p.detach() if limit is None else sample(p, limit)
@@ -306,7 +355,7 @@ def measure_post(entry, opt, tensors, pre):
             pre.update(gradients(tensors, pre["checksum"]))
     values = []  # 0-d tensors read back together: one synchronisation per device
     with torch.no_grad():
-        values.extend(pre["grad_sq"])
+        values.extend(pre["grad_norms"])  # the total is summed here: one read back for all
         n_sq = len(values)
         if pre["grad_sum"] is not None:
             values.extend(pre["grad_sum"])
@@ -320,15 +369,14 @@ def measure_post(entry, opt, tensors, pre):
         clips = clip.take(opt, list(all_tensors) + pre.get("with_grad_tensors", []))
         values.extend(clip.values(clips))
     floats = to_floats(values)
-    grad_norm = math.sqrt(sum(floats[:n_sq])) if n_sq else None
+    grad_norm = math.sqrt(sum(f * f for f in floats[:n_sq])) if n_sq else None
     record = _step_record(entry, opt, pre, grad_norm)
     if pre["grad_sum"] is not None:
         half = (n_sums - n_sq) // 2
         record["grad_checksum"] = sum(floats[n_sq:n_sq + half])
         record["param_checksum"] = sum(floats[n_sq + half:n_sums])
     if grad_norm is not None and not math.isfinite(grad_norm):
-        bad = to_floats(pre["grad_norms"])
-        nonfinite.gradient(pre["with_grad_tensors"], bad)
+        nonfinite.gradient(pre["with_grad_tensors"], floats[:n_sq])
     nonfinite.after_step(st.interval.loss, grad_norm)
     updates = _update_fields(record, pre["compared"], pre, floats[n_sums:n_compared])
     clip.fill(record, clips, floats[n_compared:])
@@ -385,8 +433,4 @@ def _update_fields(record, tensors, pre, floats):
 
 
 def _first_device():
-    for entry in _state.STATE.model_list:
-        inner = entry.inner()
-        if inner is not None:
-            return models.device_of(inner)
-    return None
+    return models.first_device()

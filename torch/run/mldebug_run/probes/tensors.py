@@ -9,6 +9,7 @@ results (a sampled copy at most), and never draws from a random number generator
 import ctypes
 import hashlib
 import math
+import weakref
 
 import torch
 
@@ -48,6 +49,34 @@ def tensor_digest_into(h, t, limit=FINGERPRINT_ELEMENTS):
 
 def new_hash():
     return hashlib.blake2b(digest_size=8)
+
+
+# The last tensors digested, so that a batch hashed when the loader yields it is not hashed
+# again when the model receives it: (weak reference, version counter, limit, digest).
+_DIGESTS_KEPT = 4
+_digests = []
+
+
+def tensor_digest(t, limit=FINGERPRINT_ELEMENTS):
+    """The 8-byte blake2b digest of a tensor's dtype, shape and (sampled) bytes, as
+    `tensor_digest_into` feeds them. A tensor digested a moment ago (the same object, its
+    version counter unchanged: no in-place write since) is not hashed again."""
+    try:
+        version = t._version
+    except RuntimeError:  # an inference tensor has no version counter: no reuse
+        version = None
+    if version is not None:
+        for ref, seen, kept_limit, digest in _digests:
+            if ref() is t and seen == version and kept_limit == limit:
+                return digest
+    h = new_hash()
+    tensor_digest_into(h, t, limit)
+    digest = h.digest()
+    if version is not None:
+        if len(_digests) >= _DIGESTS_KEPT:
+            del _digests[0]
+        _digests.append((weakref.ref(t), version, limit, digest))
+    return digest
 
 
 def fingerprint_bytes(data):
