@@ -48,6 +48,8 @@ pub enum Symptom {
     MemoryStages,
     /// The optimizer holds tensors that are not the trained model's parameters.
     OptimizerNotModel,
+    /// A weights load left parameters of the model at their initial values.
+    WeightsPartlyLoaded,
     /// Parameters get gradients but no optimizer holds them.
     ParamsNotOptimized,
     /// Only a small share of the model trains, or LoRA wrapped no layer.
@@ -136,7 +138,7 @@ impl Symptom {
     ];
 
     /// The symptoms only a run trace shows (`mldebug run`), in the order findings are listed.
-    pub const TRACE: [Symptom; 45] = [
+    pub const TRACE: [Symptom; 46] = [
         Symptom::GradsAccumulate,
         Symptom::StepChangesNothing,
         Symptom::UpdateTooLarge,
@@ -146,6 +148,7 @@ impl Symptom {
         Symptom::LossSummed,
         Symptom::LossGraphKept,
         Symptom::OptimizerNotModel,
+        Symptom::WeightsPartlyLoaded,
         Symptom::ParamsNotOptimized,
         Symptom::MostlyFrozen,
         Symptom::AdapterNotApplied,
@@ -216,6 +219,7 @@ impl Symptom {
             Symptom::LabelsShiftedTwice => "labels-shifted-twice",
             Symptom::LabelsNotShifted => "labels-not-shifted",
             Symptom::TokenNeverSupervised => "token-never-supervised",
+            Symptom::WeightsPartlyLoaded => "weights-partly-loaded",
             Symptom::RowsUnsupervised => "rows-unsupervised",
             Symptom::IdsOutOfRange => "ids-out-of-range",
             Symptom::SoftmaxBeforeLoss => "softmax-before-loss",

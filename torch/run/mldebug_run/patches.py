@@ -10,6 +10,8 @@
   _BaseDataLoaderIter.__next__            batches and the time spent waiting for them
   DistributedSampler.set_epoch            the epochs the program passes
   torch.amp.GradScaler.scale              the scale, so a step's loss is reported unscaled
+  torch.nn.Module.load_state_dict         what a load filled and left (probes/loads.py, which
+                                          also wraps transformers' from_pretrained finish)
   GradScaler.unscale_ / update            whether a clip saw scaled gradients (probes/clip.py)
   torch.nn.utils.clip_grad_norm_ /        each clip: its threshold, the norm it returned, the
     clip_grad_value_                      scale still on the gradients (probes/clip.py)
@@ -36,7 +38,7 @@ from . import hooks
 from . import state as _state
 from .probes import carried, manual, stages
 from .probes import clip
-from .probes import data, labels, mode, optim, ranges, syncs
+from .probes import data, labels, loads, mode, optim, ranges, syncs
 
 SCALED_KEPT_MAX = 64  # GradScaler outputs remembered until their backward
 
@@ -190,6 +192,8 @@ def install_patches(torch):
     _patch(sys.modules["torch.utils.data.distributed"].DistributedSampler, "set_epoch",
            _set_epoch)
     _patch(torch.amp.GradScaler, "scale", _scaler_scale)
+    _patch(torch.nn.Module, "load_state_dict", loads.wrap_load_state_dict)
+    loads.install(torch)
     _patch(torch.amp.GradScaler, "unscale_", _scaler_unscale)
     _patch(torch.amp.GradScaler, "update", _scaler_update)
     clip_grad = sys.modules["torch.nn.utils.clip_grad"]

@@ -41,6 +41,10 @@ pub struct Process {
     pub overlaps: Vec<records::Overlap>,
     /// BatchNorm running statistics on heavy steps (distributed runs).
     pub batchnorms: Vec<records::Batchnorm>,
+    /// Weights loads (`load_state_dict`, `from_pretrained`).
+    pub loads: Vec<records::Load>,
+    /// Optimizers about to step over parameters a load left at init.
+    pub loads_trained: Vec<records::LoadTrained>,
     /// Its `end` record; `None` when it was killed before writing one.
     pub end: Option<records::End>,
 }
@@ -209,6 +213,8 @@ fn add(p: &mut Process, record: Record) {
         Record::Epoch(e) => p.epochs.push(e),
         Record::Overlap(o) => p.overlaps.push(o),
         Record::Batchnorm(b) => p.batchnorms.push(b),
+        Record::Load(l) => p.loads.push(l),
+        Record::LoadTrained(l) => p.loads_trained.push(l),
         Record::End(e) => p.end = Some(e),
     }
 }

@@ -8,6 +8,7 @@ mod data;
 mod decay;
 mod labels;
 mod lifecycle;
+mod loads;
 mod losses;
 mod memory_estimate;
 mod mode;
@@ -69,6 +70,7 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
         data::judge(p, &mut out);
         syncs::judge(p, &mut out);
         lifecycle::judge_process(p, &mut out);
+        loads::judge(p, &mut out);
         stages::judge(p, &mut out);
         let history = history(p);
         let log = diagnose(&history, &Options::default());
@@ -190,6 +192,8 @@ mod tests_clipping;
 mod tests_data_wait;
 #[cfg(test)]
 mod tests_labels;
+#[cfg(test)]
+mod tests_loads;
 #[cfg(test)]
 mod tests_losses;
 #[cfg(test)]
