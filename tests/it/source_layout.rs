@@ -4,7 +4,8 @@
 //! `too_many_lines` (threshold in clippy.toml). The Python the binary embeds and runs (the run
 //! probes, torch/run/, and the torch driver, torch/driver/) is held to the same rules, a module
 //! docstring standing for the docs; the example scripts of torch/zoo and torch/run_zoo are the
-//! user's kind of code and are not.
+//! user's kind of code and are not. The tests' replay of kept torch driver runs stays out of
+//! every build but the tests'.
 
 use std::path::{Path, PathBuf};
 
@@ -105,4 +106,37 @@ fn no_embedded_python_file_is_over_600_lines_and_every_one_opens_with_a_docstrin
         undocumented.is_empty(),
         "no module docstring (`\"\"\"` first): {undocumented:#?}"
     );
+}
+
+/// The replay of kept torch driver runs (`MLDEBUG_TORCH_REPLAY`, src/torch/replay.rs) is the
+/// tests' alone: its feature is in no default and no other feature, and only the package's
+/// dev-dependency on itself turns it on, so a build without the tests (`cargo build --release`,
+/// `cargo install`), which resolves no dev-dependency, has no such variable.
+#[test]
+fn the_torch_replay_feature_is_turned_on_by_the_tests_alone() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("Cargo.toml")).unwrap();
+    let manifest: toml::Table = toml::from_str(&text).unwrap();
+    let features = manifest["features"].as_table().unwrap();
+    assert!(features.contains_key("torch-replay"));
+    for (name, enables) in features {
+        let enables = enables.as_array().unwrap();
+        assert!(
+            !enables.iter().any(|f| f.as_str() == Some("torch-replay")),
+            "feature {name} turns on torch-replay"
+        );
+    }
+    assert!(!manifest["dependencies"]
+        .as_table()
+        .unwrap()
+        .contains_key("mldebug"));
+    let own = &manifest["dev-dependencies"]["mldebug"];
+    assert_eq!(own["path"].as_str(), Some("."));
+    let on: Vec<&str> = own["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f.as_str())
+        .collect();
+    assert_eq!(on, ["torch-replay"]);
 }
