@@ -107,7 +107,9 @@ class State:
         self.scaled = {}  # id(scaled loss) -> (weakref, scale tensor) from GradScaler.scale
         self.clips = []  # gradient clips waiting for their step (probes/clip.py)
         self.pid = os.getpid()
-        self.totals = {"forwards": 0, "nograd_forwards": 0, "backwards": 0}  # over the run
+        # over the run; grads_taken: torch.autograd.grad calls that were no update's backward
+        # (torch.func's transforms, MAML's inner steps, gradients of inputs)
+        self.totals = {"forwards": 0, "nograd_forwards": 0, "backwards": 0, "grads_taken": 0}
         self.manual = None  # probes/manual.py: the hand-written update's entry, once measured
         self.counted = None  # an optimizer that stepped after hand-written steps: it counts now
         self.in_step = None  # the optimizer whose step is under way (between its two hooks)

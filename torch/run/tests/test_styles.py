@@ -90,6 +90,16 @@ class HandWritten(unittest.TestCase):
                     self.assertEqual(sum(x["no_grad"] for x in g["groups"]), 0, g)
                 self.assertEqual(records[-1]["backwards"], 8)
 
+    def test_torch_func_gradients_are_counted_not_taken_for_steps(self):
+        # torch.func.grad calls torch.autograd.grad on its own wrapped tensors: no step (the
+        # module's parameters never change), each call counted in the end record.
+        result = run([STYLES, "--style", "func_grad"], steps=0)
+        self.assertEqual(result.rc, 0, result.stderr)
+        records = only_trace(result)
+        self.assertEqual(steps(records), [])
+        end = records[-1]
+        self.assertEqual((end["backwards"], end["grads_taken"]), (0, 8))
+
     def test_backwards_without_an_update_change_nothing(self):
         records = trace_of(STYLES, "--style", "hand_none")
         for r in steps(records):

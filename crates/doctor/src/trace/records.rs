@@ -642,6 +642,9 @@ pub struct End {
     pub forwards: Option<u64>,
     pub nograd_forwards: Option<u64>,
     pub backwards: Option<u64>,
+    /// `torch.autograd.grad` calls that were no update's backward (torch.func transforms,
+    /// create_graph inner steps, gradients of inputs).
+    pub grads_taken: Option<u64>,
     /// Why the watched window ended (`reason: "steps"`): `steps` (a fixed window), `cycle`,
     /// `cap_steps`, `cap_seconds`, `verdict`; `null` when the program ended on its own.
     pub window: Option<String>,

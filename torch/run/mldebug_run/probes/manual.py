@@ -24,7 +24,10 @@ Gradients taken with `torch.autograd.grad(loss, params)` instead of a backward (
 subtracts the returned tensors; `.grad` stays None) are such a backward too, when the call
 differentiates with respect to trainable parameters of a model that has run, without
 `create_graph` (a graph kept for a later backward, as MAML's inner steps keep it, is no update
-of its own) and while no optimizer exists (patches.py wraps the function, `wrap_grad`). The
+of its own) and while no optimizer exists (patches.py wraps the function, `wrap_grad`); the
+other calls made once a model has run are counted (`grads_taken` in the `end` record: torch.func's
+`grad` transform calls it on its own wrapped tensors, so a program that trains a dictionary of
+tensors through `functional_call` shows there, not as steps). The
 returned gradients stand in for `.grad` while the step's start is measured: assigned to the
 parameters whose `.grad` is None, measured, and set back to None before the call returns, so
 the program never sees them.
@@ -226,6 +229,8 @@ def wrap_grad(original, before_backward, after_backward_hook, mark):
             st.fail("manual", err)
             found = None
         if found is None:
+            if st.model_list:
+                st.totals["grads_taken"] = st.totals.get("grads_taken", 0) + 1
             return original(*args, **kwargs)
         outputs = args[0] if args else kwargs.get("outputs")
         try:

@@ -104,6 +104,29 @@ pub(super) fn judge_run(all: &[Process], trainers: &[&Process], out: &mut Vec<Fi
         );
         return;
     }
+    // Gradients taken with torch.autograd.grad (torch.func's grad transform among them) and
+    // no backward: the program may train tensors that are no module's parameters (a dictionary
+    // of weights through functional_call), which no step measurement sees. Not known: a warning.
+    let taken: u64 = trainers
+        .iter()
+        .filter_map(|p| p.end.as_ref().and_then(|e| e.grads_taken))
+        .sum();
+    if taken > 0 {
+        let models: usize = trainers.iter().map(|p| p.models.len()).sum();
+        out.push(
+            Finding::new(Symptom::NoOptimizerStep, Severity::Warn, "run", 0.0)
+                .summary(format!(
+                    "no optimizer step, no backward call and no update of a module's \
+                     parameters was seen ({models} model(s) ran forward), but torch.autograd.grad \
+                     was called {taken} time(s): a program that trains tensors of its own \
+                     (torch.func's grad over a dictionary of weights used through \
+                     functional_call) updates nothing mldebug measures, so its training is not \
+                     judged"
+                ))
+                .number("grads_taken", taken as f64),
+        );
+        return;
+    }
     let why = if trainers.is_empty() && all.is_empty() {
         // A process writes its trace from its first model or optimizer on: with no trace at
         // all, whether torch was imported is not known (a run timed out while importing it, or

@@ -341,6 +341,30 @@ fn a_closure_optimizers_step_is_not_held_to_the_bound_of_one_gradient_step() {
 }
 
 #[test]
+fn gradients_taken_without_a_step_warn_that_the_training_is_not_judged() {
+    // torch.func's grad over a dictionary of weights used through functional_call: forwards,
+    // no backward, no update of the module's parameters, torch.autograd.grad called each step.
+    let mut r: Vec<Value> = clean(5)
+        .into_iter()
+        .filter(|x| !matches!(x["kind"].as_str(), Some("step" | "optimizer" | "grads")))
+        .collect();
+    let end = r.len() - 1;
+    r[end] = json!({"kind": "end", "reason": "exit", "steps": 0, "forwards": 205,
+                    "nograd_forwards": 0, "backwards": 0, "grads_taken": 200});
+    let f = findings(&r);
+    let none = f
+        .iter()
+        .find(|f| f.symptom == Symptom::NoOptimizerStep)
+        .expect("no-optimizer-step");
+    assert_eq!(none.severity, Severity::Warn, "{none:?}");
+    assert!(none.summary.contains("200 time(s)"), "{none:?}");
+    assert!(fails(&r).is_empty());
+    // None taken: nothing trains, a fail as before.
+    r[end]["grads_taken"] = json!(0);
+    assert_eq!(fails(&r).len(), 1);
+}
+
+#[test]
 fn a_run_that_ends_inside_its_first_closure_step_warns_that_it_was_not_measured() {
     let mut r: Vec<Value> = clean(5)
         .into_iter()
