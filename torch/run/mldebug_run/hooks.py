@@ -235,7 +235,7 @@ def _before_backward(args, kwargs):
             given = scaled[2]()  # the loss the scaler was given
             loss = tensors if given is None else given
         value = float(v)
-    losses.at_backward(loss)
+    losses.at_backward(loss, args, kwargs)
     st.interval.backwards += 1
     st.totals["backwards"] += 1
     st.interval.loss = value

@@ -41,7 +41,7 @@ class Interval:
         self.budget = {}  # (record kind, grad enabled) -> records written in this interval
         self.stages = None  # point -> memory at a stage boundary, heavy steps (probes/stages.py)
         self.input = None  # the first training forward's input, heavy steps (probes/stages.py)
-        self.loss_ref = None  # weakref to the last backward's loss (probes/losses.py)
+        self.loss_ref = None  # (weakref to the last backward's loss, graph retained) (losses.py)
         self.reduction = None  # how that loss reduces, heavy steps (probes/losses.py)
 
 

@@ -23,12 +23,14 @@ def trace_of(*args):
 @unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
 class KeptLosses(unittest.TestCase):
     def test_a_list_of_losses_keeps_every_step(self):
-        for keep in ("list", "scaled"):
+        for keep in ("list", "scaled", "retained"):
             records = trace_of("--keep", keep)
             self.assertEqual([r["losses_alive"] for r in records[:WATCH + 1]],
                              list(range(WATCH + 1)), keep)
             self.assertEqual({r["losses_alive"] for r in records[WATCH:]}, {WATCH}, keep)
             self.assertEqual(records[-1]["losses_watched"], WATCH)
+            retained = WATCH if keep == "retained" else 0
+            self.assertEqual(records[-1]["losses_retained"], retained, keep)
 
     def test_a_plain_loop_and_a_detached_list_keep_none(self):
         for keep in ("none", "detached"):

@@ -280,6 +280,8 @@ pub struct Step {
     /// Of the losses of this optimizer's previous steps that were watched (`losses_watched`,
     /// at most 16), how many are still alive with their graph.
     pub losses_alive: Option<u64>,
+    /// Of those, the ones whose backward kept the graph (`retain_graph=True`).
+    pub losses_retained: Option<u64>,
     pub losses_watched: Option<u64>,
     /// How the loss backward was called on reduces its elements (heavy steps).
     pub loss_reduction: Option<LossReduction>,

@@ -4,7 +4,10 @@ alive with their graph, and how the loss reduces its elements.
 Kept losses: at every backward, a weak reference to the tensor backward was called on (for a
 GradScaler's output, the loss it scaled). Each optimizer keeps the references of its last
 LOSS_WATCH steps (one per step: the interval's last backward); at each step record it counts
-how many of the previous steps' losses are still alive and still have a `grad_fn`. A loop's
+how many of the previous steps' losses are still alive and still have a `grad_fn`, and how many
+of those were backpropagated with `retain_graph=True`. After a plain backward a kept loss holds
+its graph's nodes, whose saved tensors the backward freed; one whose graph was retained holds
+its activations too. A loop's
 variable is rebound at the next step, so a plain loop counts 0, and one that keeps the previous
 loss by name (`last_loss = loss`) counts 1; a list of undetached losses counts every step. A
 detached copy (`loss.detach()`, `loss.item()`, the Trainer's `tr_loss`) is another tensor and
@@ -44,14 +47,19 @@ MEAN_NODES = ("MeanBackward0", "MeanBackward1")
 
 
 @probe("losses")
-def at_backward(tensor):
-    """A backward is called on `tensor` (the loss, unscaled): remember it by weak reference,
-    and on heavy steps how it reduces."""
+def at_backward(tensor, args=(), kwargs=None):
+    """A backward is called on `tensor` (the loss, unscaled) with `torch.autograd.backward`'s
+    `args` and `kwargs`: remember it by weak reference with whether the backward keeps its graph
+    (`retain_graph`, by default `create_graph`), and on heavy steps how it reduces."""
     torch = sys.modules["torch"]
     st = _state.STATE
     if not isinstance(tensor, torch.Tensor) or tensor.grad_fn is None:
         return
-    st.interval.loss_ref = weakref.ref(tensor)
+    kwargs = kwargs or {}
+    retain = kwargs.get("retain_graph", args[2] if len(args) > 2 else None)
+    if retain is None:
+        retain = kwargs.get("create_graph", args[3] if len(args) > 3 else False)
+    st.interval.loss_ref = (weakref.ref(tensor), bool(retain))
     if st.heavy and st.interval.reduction is None:
         st.interval.reduction = reduction_of(tensor)
 
@@ -80,22 +88,23 @@ def reduction_of(tensor):
 
 @probe("losses")
 def step_fields(entry):
-    """`losses_alive` and `losses_watched` of a step record, then this step's loss joins the
-    watched ones; `loss_reduction` on heavy steps."""
+    """`losses_alive`, `losses_retained` and `losses_watched` of a step record, then this
+    step's loss joins the watched ones; `loss_reduction` on heavy steps."""
     st = _state.STATE
     watched = entry.losses
     if watched is None:
         watched = entry.losses = collections.deque(maxlen=LOSS_WATCH)
-    alive = seen = 0
-    for ref in watched:
-        if ref is None:
+    alive = retained = seen = 0
+    for watch in watched:
+        if watch is None:
             continue
         seen += 1
-        t = ref()
+        t = watch[0]()
         if t is not None and t.grad_fn is not None:
             alive += 1
+            retained += watch[1]
     watched.append(st.interval.loss_ref)
-    fields = {"losses_alive": alive, "losses_watched": seen}
+    fields = {"losses_alive": alive, "losses_retained": retained, "losses_watched": seen}
     if st.interval.reduction is not None:
         fields["loss_reduction"] = st.interval.reduction
     return fields

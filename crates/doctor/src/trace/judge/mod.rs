@@ -2,8 +2,8 @@
 //! and pushing findings. Findings of the same symptom on several ranks become one finding with
 //! the ranks named; the cross-rank comparisons live in [`ranks`].
 
-mod clipping;
 mod adapters;
+mod clipping;
 mod data;
 mod decay;
 mod labels;
@@ -59,10 +59,10 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
         let mut out = Vec::new();
         optimizer::judge(p, &mut out);
         update::judge(p, &mut out);
-        adapters::judge(p, &mut out);
-        losses::judge_kept(p, &mut out);
         clipping::judge(p, &mut out);
         decay::judge(p, &mut out);
+        adapters::judge(p, &mut out);
+        losses::judge_kept(p, &mut out);
         labels::judge(p, &mut out);
         ranges::judge(p, &mut out);
         numerics::judge(p, &mut out);
@@ -81,8 +81,8 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
                 .filter(|f| !numerics::covered(p, f)),
         );
         numerics::annotate_spikes(p, &mut out);
-        losses::judge_summed(p, &mut out);
         clipping::clipped_jumps(p, &mut out);
+        losses::judge_summed(p, &mut out);
         for f in &mut out {
             f.ranks = vec![p.rank()];
         }

@@ -15,13 +15,15 @@ fn of(records: &[Value], symptom: Symptom) -> Vec<Finding> {
 }
 
 /// A clean run of `steps` steps whose step k finds `alive(k)` of the previous steps' losses
-/// alive (of at most 16 watched), memory growing by `growth` bytes a step.
+/// alive (of at most 16 watched), memory growing by `growth` bytes a step; their backward did
+/// not retain the graph.
 fn kept(steps: u64, alive: impl Fn(u64) -> u64, growth: f64) -> Vec<Value> {
     let mut r = clean(steps);
     for rec in r.iter_mut().filter(|x| x["kind"] == "step") {
         let k = rec["step"].as_u64().unwrap();
         rec["losses_watched"] = json!((k - 1).min(16));
         rec["losses_alive"] = json!(alive(k).min((k - 1).min(16)));
+        rec["losses_retained"] = json!(0);
         rec["memory"] = json!({"device": "cpu", "rss": 1.0e8 + growth * k as f64});
     }
     r
@@ -41,7 +43,20 @@ fn every_step_kept_is_a_warning_naming_the_memory() {
             && f[0].summary.contains("at every step after")
             && f[0]
                 .summary
-                .contains("memory grew by 56.0 MiB over the 28 steps from step 2"),
+                .contains("memory grew by 56.0 MiB over the 28 steps from step 2")
+            && f[0].summary.contains("its graph's nodes only"),
+        "{}",
+        f[0].summary
+    );
+    // Kept after backward(retain_graph=True): each holds its activations.
+    let mut r = kept(30, |k| k - 1, 0.0);
+    for rec in r.iter_mut().filter(|x| x["kind"] == "step") {
+        rec["losses_retained"] = rec["losses_alive"].clone();
+    }
+    let f = of(&r, Symptom::LossGraphKept);
+    assert_eq!(f[0].get("graph_retained"), Some(1.0));
+    assert!(
+        f[0].summary.contains("saved activations"),
         "{}",
         f[0].summary
     );
