@@ -325,6 +325,8 @@ pub struct AdapterModel {
     pub adapter_modules: u64,
     pub parameters: u64,
     pub trainable: u64,
+    /// The optimizer that just stepped holds some of its parameters.
+    pub stepped: Option<bool>,
 }
 
 /// `adapters`.
@@ -332,6 +334,8 @@ pub struct AdapterModel {
 #[serde(default)]
 pub struct Adapters {
     pub step: u64,
+    /// The optimizer whose step wrote it.
+    pub optimizer: Option<u32>,
     pub configs: Vec<AdapterConfig>,
     pub configs_built: u64,
     pub models: Vec<AdapterModel>,

@@ -1,5 +1,8 @@
 """Adapter configurations (peft): the configs the program built, and whether the models it
-trains hold adapter modules, in one `adapters` record at the first optimizer step.
+trains hold adapter modules, in an `adapters` record at each optimizer's first step (and at a
+later step of optimizer 0 when configs were built since its last record): a program that
+pretrains a base first and builds its adapter config afterwards is seen at its second
+optimizer's first step.
 
 A config is seen when it is constructed: once `peft` has been imported (a meta-path finder
 answers for `peft` only and runs `_peft_ready` after its `__init__`, or at install time when
@@ -24,6 +27,7 @@ CONFIGS_KEPT = 8  # configs remembered: a program builds one or two
 CONFIGS_LISTED = 4  # distinct configs in the record
 _configs = []  # (weakref or object, where)
 _patched = False
+_recorded = 0  # len(_configs) at the last record
 
 
 class _PeftWatcher:
@@ -138,11 +142,24 @@ def is_adapter(module):
 
 
 @probe("adapters")
-def write_record(step):
-    """The `adapters` record, at the first step, when the program built a peft config."""
+def maybe_write(entry, step):
+    """After a step of `entry`: the record at its first step, or at optimizer 0's step when
+    configs were built since the last record. Costs a comparison on every other step."""
+    if not _configs:
+        return
+    if entry.steps == 1 or (entry.index == 0 and len(_configs) != _recorded):
+        write_record(step, entry)
+
+
+@probe("adapters")
+def write_record(step, entry=None):
+    """The `adapters` record, when the program built a peft config: `stepped` says which models
+    hold tensors of the optimizer that just stepped."""
+    global _recorded
     st = _state.STATE
     if not _configs:
         return
+    _recorded = len(_configs)
     configs, seen = [], set()
     for ref, obj, site in _configs:
         config = obj if ref is None else ref()
@@ -153,15 +170,20 @@ def write_record(step):
         if key not in seen and len(configs) < CONFIGS_LISTED:
             seen.add(key)
             configs.append(summary)
+    held = set()
+    opt = entry.ref() if entry is not None else None
+    for group in getattr(opt, "param_groups", None) or ():
+        held.update(id(t) for t in group.get("params", ()))
     models = []
-    for entry in st.model_list:
-        inner = entry.inner()
+    for model in st.model_list:
+        inner = model.inner()
         if inner is None:
             continue
         params = list(inner.parameters())
-        models.append({"model": entry.index,
+        models.append({"model": model.index,
                        "adapter_modules": sum(1 for m in inner.modules() if is_adapter(m)),
                        "parameters": sum(p.numel() for p in params),
-                       "trainable": sum(p.numel() for p in params if p.requires_grad)})
-    st.emit("adapters", step=step, configs=configs, configs_built=len(_configs),
-            models=models)
+                       "trainable": sum(p.numel() for p in params if p.requires_grad),
+                       "stepped": any(id(p) in held for p in params)})
+    st.emit("adapters", step=step, optimizer=None if entry is None else entry.index,
+            configs=configs, configs_built=len(_configs), models=models)

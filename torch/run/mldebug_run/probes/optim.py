@@ -384,8 +384,7 @@ def measure_post(entry, opt, tensors, pre):
         record["memory_stages"] = stages.take()
     carried.snapshot(entry, tensors)
     st.emit("step", **record)
-    if entry.steps == 1 and entry.index == 0:
-        adapters.write_record(entry.steps)
+    adapters.maybe_write(entry, entry.steps)
     if pre["heavy"]:
         grads.write_records(entry, all_tensors, updates, pre.get("kept"))
         if entry.index == 0:

@@ -6,13 +6,28 @@
 use super::{main_model, pct};
 use crate::finding::{Finding, Severity, Symptom};
 use crate::trace::read::Process;
-use crate::trace::records::AdapterConfig;
+use crate::trace::records::{AdapterConfig, Adapters};
 
 pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
-    let Some(record) = p.adapters.iter().find(|a| !a.configs.is_empty()) else {
-        return;
+    // Each record: an optimizer's first step after configs were built. The first that trains a
+    // model without adapters is the finding.
+    for record in p.adapters.iter().filter(|a| !a.configs.is_empty()) {
+        if judge_record(p, record, out) {
+            return;
+        }
+    }
+}
+
+/// The model an adapters record is about: the one the optimizer that stepped holds tensors of,
+/// or (a record without `stepped`) the main model.
+fn judge_record(p: &Process, record: &Adapters, out: &mut Vec<Finding>) -> bool {
+    let stepped = record.models.iter().find(|m| m.stepped == Some(true));
+    let Some(model) = stepped
+        .and_then(|s| p.models.iter().find(|m| m.model == s.model))
+        .or_else(|| main_model(p))
+    else {
+        return false;
     };
-    let Some(model) = main_model(p) else { return };
     // A peft model is the config applied, whatever its adapter holds (a prompt-tuning config
     // adds a prompt encoder, no tuner layer).
     if model
@@ -21,13 +36,13 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
         .is_some_and(|m| m.starts_with("peft"))
         || model.class.starts_with("Peft")
     {
-        return;
+        return false;
     }
     let Some(held) = record.models.iter().find(|m| m.model == model.model) else {
-        return;
+        return false;
     };
     if held.adapter_modules > 0 || held.trainable == 0 || held.parameters == 0 {
-        return;
+        return false;
     }
     let config = &record.configs[0];
     let share = held.trainable as f64 / held.parameters as f64;
@@ -61,6 +76,7 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
         .details(record.configs.iter().skip(1).map(describe))
         .at(config.location.clone()),
     );
+    true
 }
 
 /// `LoraConfig (r=8, target_modules q_proj, v_proj)`.
