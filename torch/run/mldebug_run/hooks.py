@@ -224,6 +224,9 @@ def _before_backward(args, kwargs):
     torch = sys.modules["torch"]
     st = _state.STATE
     tensors = args[0] if args else kwargs.get("tensors")
+    # Leaf tensors of no module (no model, no optimizer): a step ends where the next backward
+    # over the same ones begins (probes/manual.py).
+    _end_window(manual.raw_backward(tensors))
     if isinstance(tensors, (list, tuple)) and tensors:
         tensors = tensors[0]
     value, loss = None, tensors

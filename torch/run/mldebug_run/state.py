@@ -108,9 +108,12 @@ class State:
         self.clips = []  # gradient clips waiting for their step (probes/clip.py)
         self.pid = os.getpid()
         # over the run; grads_taken: torch.autograd.grad calls that were no update's backward
-        # (torch.func's transforms, MAML's inner steps, gradients of inputs)
-        self.totals = {"forwards": 0, "nograd_forwards": 0, "backwards": 0, "grads_taken": 0}
+        # (torch.func's transforms, MAML's inner steps, gradients of inputs); raw_backwards:
+        # backwards over leaf tensors of no module while no model or optimizer exists
+        self.totals = {"forwards": 0, "nograd_forwards": 0, "backwards": 0, "grads_taken": 0,
+                       "raw_backwards": 0}
         self.manual = None  # probes/manual.py: the hand-written update's entry, once measured
+        self.raw = None  # probes/manual.py: leaf tensors of no module a backward reached
         self.counted = None  # an optimizer that stepped after hand-written steps: it counts now
         self.in_step = None  # the optimizer whose step is under way (between its two hooks)
 

@@ -419,6 +419,9 @@ pub struct End {
     /// `torch.autograd.grad` calls that were no update's backward (torch.func transforms,
     /// create_graph inner steps, gradients of inputs).
     pub grads_taken: Option<u64>,
+    /// Backward calls (and update-like `torch.autograd.grad` calls) whose graph reached leaf
+    /// tensors of no module while no model had run and no optimizer existed.
+    pub raw_backwards: Option<u64>,
     /// Why the watched window ended (`reason: "steps"`): `steps` (a fixed window), `cycle`,
     /// `cap_steps`, `cap_seconds`, `verdict`; `null` when the program ended on its own.
     pub window: Option<String>,

@@ -32,6 +32,21 @@ returned gradients stand in for `.grad` while the step's start is measured: assi
 parameters whose `.grad` is None, measured, and set back to None before the call returns, so
 the program never sees them.
 
+Tensors of no module (a program with no `nn.Module` and no optimizer: its parameters are leaf
+tensors made with `requires_grad`, its forward plain tensor operations, its update written by
+hand under `no_grad`). While no model has run and no optimizer exists, each backward (and each
+`torch.autograd.grad` over leaf tensors, without `create_graph`) walks its graph, at most
+GRAPH_NODES_MAX nodes, for the leaf tensors it reaches that need a gradient (its
+`AccumulateGrad` nodes) and counts itself (`raw_backwards` in the `end` record); the first one
+opens the trace. There is no forward to end a step, so the next backward ends it: when the next
+backward reaches the very same leaf tensors (the parameters a training loop reuses), those are
+the parameters, the step that the previous backward began is measured before the new backward
+runs (changed tensors, update ratio, gradient norm, as above), and from then on every backward
+is a step boundary, without a walk. Leaves that are new at each backward (gradients of fresh
+inputs, a saliency map; a loop that makes new parameter tensors at each step) make no step: what
+the program did is in `raw_backwards`. A model that runs forward later ends this: its parameters
+are measured from then on, and a step the leaves began is dropped.
+
 It never measures once an optimizer has been constructed (that optimizer's step does; one that
 first steps after hand-written steps takes over the step count, probes/optim.py), and it never
 changes a parameter or a gradient the program can see.
@@ -48,6 +63,7 @@ from . import optim
 from .tensors import norms, to_floats
 
 CLASS = "hand-written"
+GRAPH_NODES_MAX = 10000  # nodes of a backward's graph walked for its leaf tensors, at most
 
 
 class Update:
@@ -57,6 +73,10 @@ class Update:
 
     @property
     def param_groups(self):
+        raw = _state.STATE.raw
+        if raw is not None and not _state.STATE.model_list:
+            return [{"params": [p for p in (r() for r in raw.refs) if p is not None],
+                     "lr": None}]
         seen, params = set(), []
         for entry in _state.STATE.model_list:
             inner = entry.inner()
@@ -93,13 +113,14 @@ def after_backward():
     """A backward returned: the first since the last boundary starts a step, unless an
     optimizer exists (its own step is coming) or no model has run."""
     st = _state.STATE
-    if st.optimizers or st.ended or not st.model_list:
+    if st.optimizers or st.ended or not (st.model_list or st.raw is not None and st.raw.refs):
         return
     entry = _entry()
     if entry.pending_pre is not None:
         return
     tensors = _tensors()
     pre = optim.measure_pre(entry, tensors)
+    pre["raw"] = not st.model_list
     pre["looks"] = [(weakref.ref(p.grad), p.grad._version) if p.grad is not None else None
                     for p in optim.with_data(tensors)]
     if pre["heavy"]:
@@ -119,6 +140,10 @@ def boundary():
     if entry is None or entry.pending_pre is None:
         return
     pre, entry.pending_pre = entry.pending_pre, None
+    if pre.get("raw") and (st.model_list or not st.raw.established):
+        # Begun on leaf tensors and ended by a model's forward, or by the end of a run whose
+        # backwards never reached the same leaves twice: no step.
+        return None
     entry.steps += 1
     tensors = _tensors()
     if entry.steps == 1:
@@ -128,11 +153,81 @@ def boundary():
     return optim.step_done(entry)
 
 
+class Raw:
+    """The leaf tensors of no module that the last backward reached (weak references), and
+    whether a later backward reached the same ones (then they are the parameters)."""
+
+    def __init__(self):
+        self.refs = []
+        self.established = False
+
+
+def leaves(roots):
+    """The leaf tensors that need a gradient reached from `roots` (a tensor or a sequence of
+    them) through their graph, in the walk's order, the walk stopped after GRAPH_NODES_MAX
+    nodes."""
+    torch = sys.modules["torch"]
+    if isinstance(roots, torch.Tensor):
+        roots = (roots,)
+    elif not isinstance(roots, (list, tuple)):
+        return []
+    stack = [t.grad_fn for t in roots if isinstance(t, torch.Tensor) and t.grad_fn is not None]
+    seen, found, ids = set(), [], set()
+    while stack and len(seen) < GRAPH_NODES_MAX:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)  # AccumulateGrad: a leaf's gradient sink
+        if isinstance(variable, torch.Tensor):
+            if id(variable) not in ids:
+                ids.add(id(variable))
+                found.append(variable)
+            continue
+        for child, _ in getattr(node, "next_functions", ()):
+            if child is not None:
+                stack.append(child)
+    return found
+
+
+@probe("manual")
+def raw_backward(roots):
+    """A backward (or an update's torch.autograd.grad) over `roots` is about to run while no
+    model has run and no optimizer exists: the step the previous backward began ends here when
+    this one reaches the same leaf tensors. The reason the window ends at that step (the caller
+    ends the process), or None."""
+    st = _state.STATE
+    if st.optimizers or st.ended or st.model_list:
+        return None
+    raw = st.raw
+    if raw is not None and raw.established:
+        st.totals["raw_backwards"] += 1
+        return boundary()
+    found = leaves(roots)
+    if not found:
+        return None
+    st.totals["raw_backwards"] += 1
+    st.open_trace(str(found[0].device))
+    if raw is None:
+        raw = st.raw = Raw()
+    if raw.refs and len(raw.refs) == len(found) \
+            and all(r() is p for r, p in zip(raw.refs, found)):
+        raw.established = True
+        return boundary()
+    # Other leaves than the last backward's: what that backward began is no step.
+    if st.manual is not None:
+        st.manual.pending_pre = None
+    raw.refs = [weakref.ref(p) for p in found]
+    return None
+
+
 def _optimizer_record(entry, tensors):
     st = _state.STATE
     numel = sum(p.numel() for p in tensors)
+    in_models = numel if st.model_list else 0  # leaf tensors of no module: none in a model
     st.emit("optimizer", step=st.step, optimizer=entry.index, **{"class": CLASS}, where=None,
-            tensors=len(tensors), numel=numel, in_models=numel, not_in_models=0,
+            tensors=len(tensors), numel=numel, in_models=in_models,
+            not_in_models=numel - in_models,
             groups=[{"tensors": len(tensors), "numel": numel, "lr": None,
                      "weight_decay": None, "momentum": None}],
             manual=True)
@@ -171,7 +266,7 @@ def grad_parameters(args, kwargs):
     """The (position, parameter) pairs of a `torch.autograd.grad` call that is the gradient of
     an update written by hand (see the module docs), or None."""
     st = _state.STATE
-    if st.optimizers or st.ended or not st.model_list:
+    if st.optimizers or st.ended:
         return None
     if _grad_argument(args, kwargs, _GRAD_CREATE_GRAPH, "create_graph", False) \
             or _grad_argument(args, kwargs, _GRAD_BATCHED, "is_grads_batched", False):
@@ -184,6 +279,11 @@ def grad_parameters(args, kwargs):
         inputs = tuple(inputs.values())
     elif not isinstance(inputs, (list, tuple)):
         return None
+    if not st.model_list:
+        # No model: leaf tensors of the program's own (raw_backward decides on a step).
+        found = [(i, p) for i, p in enumerate(inputs) if isinstance(p, torch.Tensor)
+                 and p.is_leaf and p.requires_grad]
+        return found or None
     mine = {id(p) for p in _UPDATE.param_groups[0]["params"]}
     found = [(i, p) for i, p in enumerate(inputs) if id(p) in mine]
     return found or None

@@ -127,6 +127,23 @@ pub(super) fn judge_run(all: &[Process], trainers: &[&Process], out: &mut Vec<Fi
         );
         return;
     }
+    // Backwards over leaf tensors of no module (no model, no optimizer) none of which reached
+    // the leaves of the backward before: gradients of fresh inputs (a saliency map), or new
+    // parameter tensors made at each step. No update was seen: what was seen, not a fail.
+    let raw: u64 = all
+        .iter()
+        .filter_map(|p| p.end.as_ref().and_then(|e| e.raw_backwards))
+        .sum();
+    if raw > 0 {
+        out.push(
+            Finding::new(Symptom::NoOptimizerStep, Severity::Warn, "run", 0.0)
+                .summary(format!(
+                    "no model, no optimizer and no update was seen: {raw} backward pass(es)                      reached tensors of the program's own that need a gradient, but no backward                      reached the same tensors as the one before it, so none of them was seen                      being trained (gradients of inputs, such as a saliency map, train nothing;                      a loop that makes new parameter tensors at each step, w = (w - lr *                      w.grad).detach().requires_grad_(), is not measured): there is no training                      here to judge"
+                ))
+                .number("raw_backwards", raw as f64),
+        );
+        return;
+    }
     let why = if trainers.is_empty() && all.is_empty() {
         // A process writes its trace from its first model or optimizer on: with no trace at
         // all, whether torch was imported is not known (a run timed out while importing it, or

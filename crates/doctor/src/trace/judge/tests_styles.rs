@@ -365,6 +365,36 @@ fn gradients_taken_without_a_step_warn_that_the_training_is_not_judged() {
 }
 
 #[test]
+fn backwards_over_leaf_tensors_without_a_step_warn_with_what_was_seen() {
+    // No model and no optimizer: input gradients of fresh inputs (a saliency map) reach new
+    // leaf tensors at every backward, so no step is taken; what was seen is said, no fail.
+    let mut r: Vec<Value> = clean(5)
+        .into_iter()
+        .filter(|x| {
+            !matches!(
+                x["kind"].as_str(),
+                Some("step" | "optimizer" | "grads" | "model")
+            )
+        })
+        .collect();
+    let end = r.len() - 1;
+    r[end] = json!({"kind": "end", "reason": "exit", "steps": 0, "forwards": 0,
+                    "nograd_forwards": 0, "backwards": 8, "grads_taken": 0,
+                    "raw_backwards": 8});
+    let f = findings(&r);
+    let none = f
+        .iter()
+        .find(|f| f.symptom == Symptom::NoOptimizerStep)
+        .expect("no-optimizer-step");
+    assert_eq!(none.severity, Severity::Warn, "{none:?}");
+    assert!(none.summary.contains("8 backward pass(es)"), "{none:?}");
+    assert!(fails(&r).is_empty());
+    // No backward over leaf tensors either: nothing trains, a fail as before.
+    r[end]["raw_backwards"] = json!(0);
+    assert_eq!(fails(&r).len(), 1);
+}
+
+#[test]
 fn a_run_that_ends_inside_its_first_closure_step_warns_that_it_was_not_measured() {
     let mut r: Vec<Value> = clean(5)
         .into_iter()
