@@ -1232,6 +1232,7 @@ fn the_grad_norm_row_states_the_detectors_ratios() {
     let detector = read(&root().join("crates/doctor/src/detect/grad_norm.rs"));
     let jump = rust_const(&detector, "JUMP_RATIO");
     let growth = rust_const(&detector, "GROWTH_RATIO");
+    let above = rust_const(&detector, "ABOVE_HIGHEST");
     let c = catalog_on_disk();
     let row = c
         .log_symptoms
@@ -1245,6 +1246,12 @@ fn the_grad_norm_row_states_the_detectors_ratios() {
     );
     assert!(
         row.symptom.contains(&format!("grows {growth}×")),
+        "{}",
+        row.symptom
+    );
+    assert!(
+        row.symptom
+            .contains(&format!("past {above}× the highest level it ran at")),
         "{}",
         row.symptom
     );

@@ -1,5 +1,7 @@
-//! `grad-norm-explosion`: the gradient norm jumps far above its trend (and whether a loss spike
-//! or blow-up follows), grows by an order of magnitude and stays there, turns non-finite, or sits
+//! `grad-norm-explosion`: the gradient norm jumps far above its trend and past twice the highest
+//! level it had run at (and whether a loss spike or blow-up follows; one jump with no loss
+//! trouble after it is information), grows by an order of magnitude and stays there, turns
+//! non-finite, or sits
 //! above the clipping threshold on nearly every step (clipping saturated: the gradients are
 //! always larger than the threshold; under SGD every step then moves the learning rate times the
 //! threshold whatever the gradient, and Adam's update does not scale with the gradient at all,
@@ -16,6 +18,14 @@ use mldebug_text::number::num;
 const JUMP_RATIO: f64 = 5.0;
 /// …and this many noise scales above it (see `loss-spikes`).
 const JUMP_Z: f64 = 6.0;
+
+/// …and above this multiple of the highest level the trend has had so far. The trend is a
+/// running median, and a healthy run's batches reach about twice it (the batch-to-batch spread
+/// of two or three above): a norm under twice the level the run already trained at is a batch
+/// gradient of a kind its early steps took without harm, not an explosion, however far the
+/// trend has fallen since (a converged loss makes the gradients collapse by orders of
+/// magnitude, and one harder batch brings them back towards where they started).
+const ABOVE_HIGHEST: f64 = 2.0;
 
 /// A loss problem within this many loss-logging intervals after a jump follows from it.
 const LEAD_INTERVALS: f64 = 3.0;
@@ -111,9 +121,22 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     if parts.is_empty() {
         return;
     }
+    // One jump alone, with no growth, nothing non-finite, no saturated clipping and no loss
+    // spike or blow-up after it, is information: one large batch gradient the run absorbed.
+    let isolated = jumps.len() == 1
+        && followed == 0
+        && growth.is_nan()
+        && nonfinite.is_empty()
+        && clipped.is_none();
+    let severity = if isolated {
+        parts.push("isolated: no loss spike or blow-up followed it".to_string());
+        Severity::Info
+    } else {
+        Severity::Warn
+    };
     let text = format!("{}: {}", g.name, parts.join("; "));
     out.push(
-        Finding::new(Symptom::GradNormExplosion, Severity::Warn, &g.name, start)
+        Finding::new(Symptom::GradNormExplosion, severity, &g.name, start)
             .summary(text)
             .number("jumps", jumps.len() as f64)
             .number(
@@ -128,10 +151,23 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     );
 }
 
-/// (step, ratio to trend) of each jump; points within two logged points merge.
+/// (step, ratio to trend) of each jump; points within two logged points merge. A jump must
+/// also rise above [`ABOVE_HIGHEST`] times the highest level the trend has had so far: a norm
+/// that collapsed with a converged loss (from 2.8 at the first step to 1e-3) and comes back to
+/// 0.17 is many times its trend, yet smaller than the gradients of the run's first steps.
 fn find_jumps(t: &Trend) -> Vec<(f64, f64)> {
     let mut out: Vec<(f64, f64)> = Vec::new();
     let mut last = usize::MAX;
+    // The highest level of the trend up to each bin.
+    let mut top = f64::NEG_INFINITY;
+    let highest: Vec<f64> = t
+        .level
+        .iter()
+        .map(|l| {
+            top = top.max(*l);
+            top
+        })
+        .collect();
     for (i, p) in t.points.iter().enumerate() {
         let level = t.level_at_point(i);
         if level <= 0.0 {
@@ -139,7 +175,7 @@ fn find_jumps(t: &Trend) -> Vec<(f64, f64)> {
         }
         let ratio = p.1 / level;
         let z = (p.1 - level) / t.noise_at_point(i);
-        if ratio >= JUMP_RATIO && z >= JUMP_Z {
+        if ratio >= JUMP_RATIO && z >= JUMP_Z && p.1 > ABOVE_HIGHEST * highest[t.bin_of[i]] {
             if last != usize::MAX && i - last <= 2 {
                 let j = out.last_mut().expect("open");
                 j.1 = j.1.max(ratio);

@@ -1,6 +1,9 @@
 //! `loss-spikes`: the training loss jumps far above its trend and comes back. A spike is judged
 //! against the noise where it happens (a robust z-score from the MAD of nearby points) and must
-//! also be large in the loss's own terms, so the ordinary tail of per-batch losses is not one.
+//! also be large in the loss's own terms, so the ordinary tail of per-batch losses is not one,
+//! and in the run's terms: a rise that is a small share of the loss's level earlier in the run
+//! (of its starting level, for a loss that fell) is noise once the loss has converged near 0,
+//! however many times the collapsed trend it is.
 //! Spikes at a steady interval are named periodic, and tied to epoch boundaries when the run
 //! logs its epoch.
 
@@ -21,6 +24,15 @@ const SPIKE_Z: f64 = 8.0;
 /// …and at least this share above the trend in the loss's own terms: smaller bumps do not
 /// change what the run learns.
 const SPIKE_MIN_REL: f64 = 0.25;
+
+/// …and its rise above the trend is at least this share of the largest level the trend has had
+/// so far (for a falling loss, its early level): on a plot of the run drawn from 0 to that
+/// level, a rise under a twentieth of its height reads as the line's wobble, not a spike. A
+/// loss that fell from 2.2 to 3e-5 and blips to 0.006 has given back 0.3% of what it learned,
+/// however many times its collapsed trend the blip is. The rule bites only once the loss has fallen below a fifth of that level (before, the 25% above
+/// the trend asked for above is the larger rise), so a spike from a loss that stayed where it
+/// started is judged as before.
+const SPIKE_MIN_OF_SCALE: f64 = 0.05;
 
 /// Points this close (in logged points) belong to one spike.
 const MERGE_GAP: usize = 2;
@@ -49,15 +61,28 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
     if t.points.len() < SPIKE_MIN_POINTS {
         return;
     }
+    let scale = scale_so_far(t);
     let scored: Vec<(usize, f64, f64)> = t
         .points
         .iter()
         .enumerate()
         .filter_map(|(i, p)| {
+            // A spike is a rise and a return: a point below the one before it is part of a fall
+            // or of a spike's way down. The first point has nothing before it: it is a spike
+            // when the next point is back near the trend (the first logged average held a
+            // blow-up), not when the next is still far above it (the start of a fast fall sits
+            // above the running median for several points).
+            let rises = match i {
+                0 => t.points.get(1).is_some_and(|n| {
+                    n.1 < (1.0 + SPIKE_MIN_REL) * t.level_at_point(1) || t.level_at_point(1) <= 0.0
+                }),
+                _ => p.1 > t.points[i - 1].1,
+            };
             let level = t.level_at_point(i);
             let z = (p.1 - level) / t.noise_at_point(i);
             let big = level <= 0.0 || p.1 >= (1.0 + SPIKE_MIN_REL) * level;
-            (z >= SPIKE_Z && big).then_some((i, z, p.1 / level))
+            let material = p.1 - level >= SPIKE_MIN_OF_SCALE * scale[t.bin_of[i]];
+            (rises && z >= SPIKE_Z && big && material).then_some((i, z, p.1 / level))
         })
         .collect();
     let spikes = merge(&scored, t);
@@ -105,6 +130,19 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
             .number("steps_per_epoch", spe.unwrap_or(f64::NAN))
             .marks(spikes.iter().map(|s| s.step)),
     );
+}
+
+/// Per bin of the trend, the largest magnitude it has had up to that bin: the loss's scale in
+/// the run so far.
+fn scale_so_far(t: &crate::robust::Trend) -> Vec<f64> {
+    let mut top = 0.0_f64;
+    t.level
+        .iter()
+        .map(|l| {
+            top = top.max(l.abs());
+            top
+        })
+        .collect()
 }
 
 fn merge(scored: &[(usize, f64, f64)], t: &crate::robust::Trend) -> Vec<Spike> {

@@ -70,11 +70,12 @@ fn a_clip_on_scaled_gradients_that_cuts_little_warns_and_an_unscaled_clip_is_qui
     assert!(found(&clean(12), Symptom::ClipBeforeUnscale).is_empty());
 }
 
-/// 20 steps whose gradient norm wanders around 1 and jumps to 30 at step 12.
+/// 20 steps whose gradient norm wanders around 1 and jumps to 30 at steps 8 and 14 (one jump
+/// alone, with no loss trouble after it, is information whatever cut it).
 fn jumping() -> Vec<Value> {
     let mut r = clean(20);
     for s in 1..=20u64 {
-        let g = if s == 12 {
+        let g = if s == 8 || s == 14 {
             30.0
         } else {
             1.0 + 0.1 * ((s * 7 % 5) as f64 - 2.0)
@@ -89,7 +90,7 @@ fn a_jump_of_the_gradient_norm_that_the_programs_clip_cut_is_information() {
     let jump = found(&jumping(), Symptom::GradNormExplosion);
     assert_eq!(jump.len(), 1, "{jump:?}");
     assert_eq!(jump[0].severity, Severity::Warn);
-    // A hand-written update measures the norm before its clip at 0.25, which cut the jump.
+    // A hand-written update measures the norm before its clip at 0.25, which cut the jumps.
     let mut r = jumping();
     set(&mut r, "optimizer", |_| true, "manual", json!(true));
     set(
@@ -102,7 +103,7 @@ fn a_jump_of_the_gradient_norm_that_the_programs_clip_cut_is_information() {
     set(
         &mut r,
         "step",
-        |s| s["step"] == 12,
+        |s| s["step"] == 8 || s["step"] == 14,
         "clips",
         json!([{"kind": "norm", "threshold": 0.25, "norm_type": 2.0, "tensors": 4,
                 "scaled": false, "norm": 30.0, "scale": null}]),
@@ -113,11 +114,11 @@ fn a_jump_of_the_gradient_norm_that_the_programs_clip_cut_is_information() {
     assert!(jump[0]
         .summary
         .contains("cut the gradients to a norm of 0.25"));
-    // A clip whose threshold is above the jump did not cut it: still a warning.
+    // A clip whose threshold is above the jumps did not cut them: still a warning.
     set(
         &mut r,
         "step",
-        |s| s["step"] == 12,
+        |s| s["step"] == 8 || s["step"] == 14,
         "clips",
         json!([{"kind": "norm", "threshold": 100.0, "norm_type": 2.0, "tensors": 4,
                 "scaled": false, "norm": 30.0, "scale": null}]),
