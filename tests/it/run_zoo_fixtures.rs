@@ -44,6 +44,8 @@ pub fn unknown_keys(line: &str) -> Result<Vec<String>, String> {
         "epoch" => typed!(records::Epoch),
         "overlap" => typed!(records::Overlap),
         "batchnorm" => typed!(records::Batchnorm),
+        "load" => typed!(records::Load),
+        "load_trained" => typed!(records::LoadTrained),
         "end" => typed!(records::End),
         other => {
             // Every kind the reader knows is listed above: a test below holds the two together.

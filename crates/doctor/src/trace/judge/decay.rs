@@ -4,7 +4,9 @@
 //! biases or embedding tables. Decaying everything is common and trains (AdamW over
 //! `model.parameters()`), so this is a note: the usual recipe (nanoGPT, the Hugging Face
 //! `Trainer`) keeps 1-D parameters in a group without decay. Embedding tables are counted in
-//! the note, but decayed embeddings alone make none (both of those recipes decay them).
+//! the note, but decayed embeddings alone make none (both of those recipes decay them). Nor
+//! does AdamW's own default (`weight_decay` 0.01, one group): that is torch's choice, not the
+//! program's, and at 0.01 it pulls a weight by a hundredth of the learning rate a step.
 //!
 //! `adam-l2-decay`: `torch.optim.Adam` (not AdamW, not `decoupled_weight_decay=True`) with
 //! `weight_decay` > 0, which adds the decay to the gradient (L2), where Adam's denominator then
@@ -32,8 +34,21 @@ fn decays(g: &Group) -> bool {
     g.weight_decay.is_some_and(|d| d > 0.0)
 }
 
+/// `torch.optim.AdamW`'s default `weight_decay`.
+const ADAMW_DEFAULT_DECAY: f64 = 0.01;
+
+/// AdamW built over one group with its default decay: no decay the program chose.
+fn adamw_default(o: &Optimizer) -> bool {
+    o.class == "AdamW"
+        && o.groups.len() == 1
+        && o.groups[0].weight_decay == Some(ADAMW_DEFAULT_DECAY)
+}
+
 /// `decay-on-norms`.
 fn on_norms(o: &Optimizer, out: &mut Vec<Finding>) {
+    if adamw_default(o) {
+        return;
+    }
     // Embedding tables alone are no note: nanoGPT and the Trainer decay them too.
     let decayed: Vec<&Group> = o
         .groups
