@@ -1524,6 +1524,39 @@ fn in_pytorch_a_kept_loss_holds_nothing_a_kept_output_holds_its_graph() {
     );
 }
 
+/// Losses kept after `backward(retain_graph=True)` hold the step's saved tensors, as kept outputs
+/// do (refs/torch.md, loss-graph-kept).
+#[test]
+fn in_pytorch_a_loss_kept_after_a_retained_backward_holds_its_saved_tensors() {
+    let script = KEPT_SCRIPT
+        .replace(
+            r#"for mode in ("loss", "output"):"#,
+            r#"for mode in ("retained",):"#,
+        )
+        .replace(
+            "opt.zero_grad(); loss.backward(); opt.step(); kept.append(loss)",
+            "opt.zero_grad(); loss.backward(retain_graph=True); opt.step(); kept.append(loss)",
+        );
+    assert_ne!(script, KEPT_SCRIPT);
+    let v = python_numbers(&script);
+    let retained = v[0];
+    assert!(
+        (retained / 481.2 - 1.0).abs() < MEASURED_TOLERANCE,
+        "kept retained losses hold {retained} MB"
+    );
+    let doc = flat("refs/torch.md");
+    says(
+        &doc,
+        "refs/torch.md",
+        "50 losses of an MLP at batch 256 kept after a plain backward hold no saved tensor",
+    );
+    says(
+        &doc,
+        "refs/torch.md",
+        "the same 50 hold 481.2 MB of saved tensors",
+    );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Round 4: packing, the NCCL barrier, the k-ahead entropy, the smaller corrections, and the
 // PyTorch lessons' rows.
