@@ -14,7 +14,7 @@
 //! - Corrected numbers: the anchor run's known setup and its split with the final norm, a 7B
 //!   QLoRA base of 4.2–4.7 GB, the grad-norm row's ratios against the doctor's detector, the
 //!   central-t power against the exact noncentral t at three pairs, the schema version.
-//! - Measured claims (with the torch venv, `tests/torch/support.rs`): gradient checkpointing that
+//! - Measured claims (with the torch venv, `tests/support/torch.rs`): gradient checkpointing that
 //!   never runs in eval mode, and what kept losses and kept outputs hold in PyTorch.
 //! - Round 4 (issue 41): packed documents that still attend to each other unless the attention
 //!   is told the boundaries (measured with transformers), `monitored_barrier` on gloo only, the
@@ -1391,7 +1391,7 @@ fn the_central_t_power_is_optimistic_at_three_pairs() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Claims measured with PyTorch (the torch venv of tests/torch/support.rs).
+// Claims measured with PyTorch (the torch venv of tests/support/torch.rs).
 
 use crate::{cache, support};
 

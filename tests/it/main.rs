@@ -10,7 +10,7 @@
 /// The torch tests' interpreter (`.ci/torch-venv`) and their kept measurements, for the claims
 /// measured with PyTorch.
 #[allow(dead_code)]
-#[path = "../torch/cache.rs"]
+#[path = "../support/cache.rs"]
 mod cache;
 /// The sweep crate's writers of event files and W&B logs (doctor, fuzz seeds, readers).
 #[allow(dead_code)]
@@ -18,12 +18,12 @@ mod cache;
 mod format_writers;
 mod harness_support;
 #[allow(dead_code)]
-#[path = "../torch/support.rs"]
+#[path = "../support/torch.rs"]
 mod support;
 mod sweep_support;
 /// The run zoo's fixtures: which program, which key (shared with the live tier).
 #[allow(dead_code)]
-#[path = "../torch/zoo_fixtures.rs"]
+#[path = "../support/zoo_fixtures.rs"]
 mod zoo_fixtures;
 
 mod before_all;

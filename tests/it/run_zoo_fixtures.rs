@@ -1,5 +1,5 @@
 //! The run zoo's judge tier, no torch needed: every committed trace fixture
-//! (`tests/fixtures/run_zoo/`, see `tests/torch/zoo_fixtures.rs`) judged by `mldebug doctor`
+//! (`tests/fixtures/run_zoo/`, see `tests/support/zoo_fixtures.rs`) judged by `mldebug doctor`
 //! against what the manifest expects of its program and against a snapshot of every finding,
 //! and every record read strictly: a key a probe writes that the judge's records do not know
 //! fails here (a misspelled key would otherwise read as absent, and the judge stay quiet).
