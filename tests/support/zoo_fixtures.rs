@@ -27,6 +27,8 @@ pub struct Entry {
     pub clean: bool,
     /// Finding ids it must be reported with (empty for a clean program).
     pub expect: Vec<String>,
+    /// Its fixed twin, for a buggy program that has one.
+    pub twin_of: Option<String>,
     /// `--steps` as the manifest gives it: a number, or `"auto"` (the default cycle window).
     pub steps: String,
     /// The exception a program whose bug stops it raises (`"IndexError"`): its run fails on
@@ -66,6 +68,7 @@ pub fn entries() -> Vec<Entry> {
                     .collect(),
                 clean,
                 expect,
+                twin_of: e["twin_of"].as_str().map(str::to_string),
                 steps: e["steps"].as_u64().map_or_else(
                     || e["steps"].as_str().unwrap_or("30").to_string(),
                     |n| n.to_string(),

@@ -121,10 +121,13 @@ fn kept_trace(job: &Job, inputs: u64) -> PathBuf {
     ))
 }
 
-/// (symptom, severity) of every finding, the document, and the trace when the run was judged
+/// Every finding (symptom, severity, first step), the document, and the trace when the run was judged
 /// to its end: the job watched by `mldebug run`, or its trace kept on this machine judged again
 /// by `mldebug doctor` when nothing it depends on changed (never for a [`Job::live`] job).
-type Watched = (Vec<(String, String)>, String, Option<Vec<u8>>);
+type Watched = (Vec<Seen>, String, Option<Vec<u8>>);
+
+/// A finding as the zoo reads it: id, severity, the first step it names.
+type Seen = (String, String, Option<f64>);
 
 fn watch(job: &Job, inputs: u64) -> Watched {
     let kept = kept_trace(job, inputs);
@@ -168,7 +171,7 @@ fn watch(job: &Job, inputs: u64) -> Watched {
 }
 
 /// The kept trace judged by the binary under test.
-fn judge_again(job: &Job, kept: &Path) -> (Vec<(String, String)>, String) {
+fn judge_again(job: &Job, kept: &Path) -> (Vec<Seen>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_mldebug"))
         .args(["--json", "doctor"])
         .arg(kept)
@@ -184,7 +187,7 @@ fn findings_of(
     job: &Job,
     out: &std::process::Output,
     report: impl Fn(&serde_json::Value) -> &serde_json::Value,
-) -> (Vec<(String, String)>, String, serde_json::Value) {
+) -> (Vec<Seen>, String, serde_json::Value) {
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| {
         panic!(
@@ -203,6 +206,7 @@ fn findings_of(
                     (
                         f["symptom"].as_str().unwrap_or("").to_string(),
                         f["severity"].as_str().unwrap_or("").to_string(),
+                        f["step"].as_f64(),
                     )
                 })
                 .collect()
@@ -250,7 +254,7 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
                 let started = std::time::Instant::now();
                 let (found, doc, trace) = watch(&job, inputs);
                 let name = &job.entry.name;
-                matrix.lock().unwrap().note(&job, &found, &doc);
+                matrix.lock().unwrap().note(&job, &found);
                 seconds.lock().unwrap().push((
                     started.elapsed().as_secs_f64(),
                     format!("{name} seed {}", job.seed),
@@ -274,7 +278,9 @@ fn every_bug_is_caught_and_no_clean_script_fails() {
                 let mut c = caught.lock().unwrap();
                 let entry = c.entry(name.clone()).or_default();
                 entry.1 += 1;
-                match job.entry.verdict(&found) {
+                let pairs: Vec<(String, String)> =
+                    found.iter().map(|f| (f.0.clone(), f.1.clone())).collect();
+                match job.entry.verdict(&pairs) {
                     None => entry.0 += 1,
                     Some(p) => problems
                         .lock()
@@ -323,9 +329,6 @@ struct Matrix {
     seen: BTreeMap<(String, u64), Vec<Seen>>,
 }
 
-/// A finding as the matrix keeps it: id, severity, first step.
-type Seen = (String, String, Option<f64>);
-
 impl Matrix {
     fn new() -> Matrix {
         Matrix {
@@ -333,36 +336,14 @@ impl Matrix {
         }
     }
 
-    fn note(&mut self, job: &Job, found: &[(String, String)], doc: &str) {
-        let steps = serde_json::from_str::<serde_json::Value>(doc).ok();
-        let report = steps.as_ref().map(|d| {
-            if d["runs"].is_array() {
-                d["runs"][0].clone()
-            } else {
-                d.clone()
-            }
-        });
-        let step_of = |id: &str| {
-            report.as_ref().and_then(|r| {
-                r["findings"].as_array().and_then(|fs| {
-                    fs.iter()
-                        .filter(|f| f["symptom"] == id)
-                        .filter_map(|f| f["step"].as_f64())
-                        .reduce(f64::min)
-                })
-            })
-        };
-        let rows = found
-            .iter()
-            .map(|(id, sev)| (id.clone(), sev.clone(), step_of(id)))
-            .collect();
-        self.seen.insert((job.entry.name.clone(), job.seed), rows);
+    fn note(&mut self, job: &Job, found: &[Seen]) {
+        self.seen
+            .insert((job.entry.name.clone(), job.seed), found.to_vec());
     }
 
     /// A markdown table: finding, program, then per seed the program's result (`step S` where it
     /// was caught, `missed`) and its twin's (`clean`, or the fails it got).
     fn table(&self) -> String {
-        let twins = twins();
         let mut rows = Vec::new();
         for e in zoo_fixtures::entries().iter().filter(|e| !e.clean) {
             if !SEEDS
@@ -378,14 +359,18 @@ impl Matrix {
                         cells.push("not run".into());
                         continue;
                     };
-                    let hit = found
+                    let hits: Vec<&Seen> = found
                         .iter()
                         .filter(|f| &f.0 == id && (f.1 == "fail" || f.1 == "warn"))
-                        .map(|f| f.2.map_or("caught".to_string(), |s| format!("step {s}")))
-                        .next();
-                    cells.push(hit.unwrap_or_else(|| "missed".into()));
+                        .collect();
+                    let first = hits.iter().filter_map(|f| f.2).reduce(f64::min);
+                    cells.push(match (hits.is_empty(), first) {
+                        (true, _) => "missed".into(),
+                        (false, Some(step)) => format!("step {step}"),
+                        (false, None) => "caught".into(),
+                    });
                 }
-                let twin = twins.get(&e.name);
+                let twin = e.twin_of.as_ref();
                 for seed in SEEDS {
                     let cell = match twin.and_then(|t| self.seen.get(&(t.clone(), seed))) {
                         None => "-".to_string(),
@@ -424,20 +409,4 @@ impl Matrix {
             rows.join("\n")
         )
     }
-}
-
-/// Buggy program → its fixed twin (the manifest's `twin_of` on the buggy program).
-fn twins() -> BTreeMap<String, String> {
-    let text = std::fs::read_to_string(repo().join("torch/run_zoo/manifest.json"))
-        .expect("torch/run_zoo/manifest.json");
-    let entries: Vec<serde_json::Value> = serde_json::from_str(&text).expect("manifest is JSON");
-    entries
-        .iter()
-        .filter_map(|e| {
-            Some((
-                e["name"].as_str()?.to_string(),
-                e["twin_of"].as_str()?.to_string(),
-            ))
-        })
-        .collect()
 }
