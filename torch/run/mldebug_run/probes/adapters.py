@@ -142,23 +142,20 @@ def is_adapter(module):
 
 
 @probe("adapters")
-def maybe_write(entry, step):
+def maybe_write(entry):
     """After a step of `entry`: the record at its first step, or at optimizer 0's step when
     configs were built since the last record. Costs a comparison on every other step."""
     if not _configs:
         return
     if entry.steps == 1 or (entry.index == 0 and len(_configs) != _recorded):
-        write_record(step, entry)
+        _write_record(entry)
 
 
-@probe("adapters")
-def write_record(step, entry=None):
-    """The `adapters` record, when the program built a peft config: `stepped` says which models
-    hold tensors of the optimizer that just stepped."""
+def _write_record(entry):
+    """The `adapters` record: `stepped` says which models hold tensors of the optimizer that
+    just stepped (`entry`), `step` is that optimizer's own step count."""
     global _recorded
     st = _state.STATE
-    if not _configs:
-        return
     _recorded = len(_configs)
     configs, seen = [], set()
     for ref, obj, site in _configs:
@@ -171,8 +168,7 @@ def write_record(step, entry=None):
             seen.add(key)
             configs.append(summary)
     held = set()
-    opt = entry.ref() if entry is not None else None
-    for group in getattr(opt, "param_groups", None) or ():
+    for group in getattr(entry.ref(), "param_groups", None) or ():
         held.update(id(t) for t in group.get("params", ()))
     models = []
     for model in st.model_list:
@@ -185,5 +181,5 @@ def write_record(step, entry=None):
                        "parameters": sum(p.numel() for p in params),
                        "trainable": sum(p.numel() for p in params if p.requires_grad),
                        "stepped": any(id(p) in held for p in params)})
-    st.emit("adapters", step=step, optimizer=None if entry is None else entry.index,
+    st.emit("adapters", step=entry.steps, optimizer=entry.index,
             configs=configs, configs_built=len(_configs), models=models)

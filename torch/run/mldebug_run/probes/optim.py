@@ -384,7 +384,7 @@ def measure_post(entry, opt, tensors, pre):
         record["memory_stages"] = stages.take()
     carried.snapshot(entry, tensors)
     st.emit("step", **record)
-    adapters.maybe_write(entry, entry.steps)
+    adapters.maybe_write(entry)
     if pre["heavy"]:
         grads.write_records(entry, all_tensors, updates, pre.get("kept"))
         if entry.index == 0:
