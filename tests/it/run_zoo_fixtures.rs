@@ -40,6 +40,7 @@ pub fn unknown_keys(line: &str) -> Result<Vec<String>, String> {
         "out_of_range" => typed!(records::OutOfRange),
         "mode" => typed!(records::Mode),
         "nonfinite" => typed!(records::Nonfinite),
+        "saturation" => typed!(records::Saturation),
         "loader" => typed!(records::Loader),
         "epoch" => typed!(records::Epoch),
         "overlap" => typed!(records::Overlap),

@@ -44,6 +44,9 @@ pub enum Symptom {
     LossSummed,
     /// Earlier steps' losses still alive with their graph (kept in a list undetached).
     LossGraphKept,
+    /// An op in the loss's graph at the limit of its domain (log of 0, a division by 0, sqrt
+    /// at 0, acos at 1): its value or its gradient is not finite.
+    OpAtLimit,
     /// Memory of the first steps, stage by stage (forward, backward, optimizer step).
     MemoryStages,
     /// The optimizer holds tensors that are not the trained model's parameters.
@@ -138,7 +141,7 @@ impl Symptom {
     ];
 
     /// The symptoms only a run trace shows (`mldebug run`), in the order findings are listed.
-    pub const TRACE: [Symptom; 46] = [
+    pub const TRACE: [Symptom; 47] = [
         Symptom::GradsAccumulate,
         Symptom::StepChangesNothing,
         Symptom::UpdateTooLarge,
@@ -147,6 +150,7 @@ impl Symptom {
         Symptom::AdamL2Decay,
         Symptom::LossSummed,
         Symptom::LossGraphKept,
+        Symptom::OpAtLimit,
         Symptom::OptimizerNotModel,
         Symptom::WeightsPartlyLoaded,
         Symptom::ParamsNotOptimized,
@@ -208,6 +212,7 @@ impl Symptom {
             Symptom::AdamL2Decay => "adam-l2-decay",
             Symptom::LossSummed => "loss-summed",
             Symptom::LossGraphKept => "loss-graph-kept",
+            Symptom::OpAtLimit => "op-at-limit",
             Symptom::MemoryStages => "memory-stages",
             Symptom::OptimizerNotModel => "optimizer-not-model",
             Symptom::ParamsNotOptimized => "params-not-optimized",

@@ -20,7 +20,8 @@ from . import state as _state
 from .stack import BUSY as _BUSY
 from .stack import TLS as _tls
 from .stack import stack as _stack
-from .probes import carried, data, labels, losses, manual, mode, nonfinite, optim, stages
+from .probes import (carried, data, labels, losses, manual, mode, nonfinite, optim, saturation,
+                     stages)
 from .probes.tensors import new_hash, tensor_digest, tensors_in
 
 _MISSING = object()
@@ -243,6 +244,7 @@ def _before_backward(args, kwargs):
     st.totals["backwards"] += 1
     st.interval.loss = value
     nonfinite.loss_value(value)
+    saturation.at_backward(loss, value)
     mode.note_backward()
     carried.before_backward()
 

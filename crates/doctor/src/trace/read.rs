@@ -33,6 +33,8 @@ pub struct Process {
     pub modes: Vec<records::Mode>,
     /// Non-finite values.
     pub nonfinite: Vec<records::Nonfinite>,
+    /// Walks of a loss's graph for ops at their limit.
+    pub saturation: Vec<records::Saturation>,
     /// DataLoaders.
     pub loaders: Vec<records::Loader>,
     /// Passes over the loaders.
@@ -209,6 +211,7 @@ fn add(p: &mut Process, record: Record) {
         Record::OutOfRange(r) => p.out_of_range.push(r),
         Record::Mode(m) => p.modes.push(m),
         Record::Nonfinite(x) => p.nonfinite.push(x),
+        Record::Saturation(x) => p.saturation.push(x),
         Record::Loader(l) => p.loaders.push(l),
         Record::Epoch(e) => p.epochs.push(e),
         Record::Overlap(o) => p.overlaps.push(o),

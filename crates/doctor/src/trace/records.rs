@@ -46,6 +46,8 @@ pub enum Record {
     Mode(Mode),
     /// The first non-finite loss, activation or gradient.
     Nonfinite(Nonfinite),
+    /// Ops at the limit of their domain in a loss's autograd graph.
+    Saturation(Saturation),
     /// A DataLoader, at its first batch.
     Loader(Loader),
     /// One pass over a DataLoader.

@@ -66,6 +66,7 @@ pub fn judge(processes: &[Process]) -> TraceDiagnosis {
         labels::judge(p, &mut out);
         ranges::judge(p, &mut out);
         numerics::judge(p, &mut out);
+        numerics::judge_limits(p, &mut out);
         mode::judge(p, &mut out);
         data::judge(p, &mut out);
         syncs::judge(p, &mut out);
@@ -192,6 +193,8 @@ mod tests_clipping;
 mod tests_data_wait;
 #[cfg(test)]
 mod tests_labels;
+#[cfg(test)]
+mod tests_limits;
 #[cfg(test)]
 mod tests_loads;
 #[cfg(test)]

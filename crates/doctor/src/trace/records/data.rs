@@ -1,5 +1,5 @@
 //! The records of what the program fed its model and its losses, and of its data loaders:
-//! `loss_call`, `labels`, `out_of_range`, `mode`, `nonfinite`, `loader`, `epoch`, `overlap`,
+//! `loss_call`, `labels`, `out_of_range`, `mode`, `nonfinite`, `saturation`, `loader`, `epoch`, `overlap`,
 //! `batchnorm` (`torch/run/TRACE.md` says what each field means).
 
 use super::num;
@@ -137,6 +137,40 @@ pub struct Nonfinite {
     /// Whether the module's inputs and its own parameters were finite (`phase: "forward"`).
     pub inputs_finite: Option<bool>,
     pub parameters_finite: Option<bool>,
+}
+
+/// `saturation`: a walk of one loss's autograd graph.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Saturation {
+    pub step: u64,
+    /// `heavy` (a heavy step's loss) or `loss` (the first loss that was not finite).
+    pub when: String,
+    pub loss_finite: bool,
+    pub nodes: u64,
+    pub truncated: bool,
+    pub ops: Vec<SaturatedOp>,
+}
+
+/// `saturation.ops[]`: one op whose saved input (or result) is at its limit.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct SaturatedOp {
+    pub op: String,
+    pub grad_fn: String,
+    /// A parameter's name, `"scalar"` for a Python number or a 0-d tensor, or absent.
+    pub input: Option<String>,
+    pub dtype: Option<String>,
+    pub elements: u64,
+    /// Elements at the singular point (0 for log or a denominator, +-1 for acos...).
+    pub singular: u64,
+    /// Elements between 0 and the format's smallest normal number.
+    pub subnormal: u64,
+    #[serde(deserialize_with = "num")]
+    pub min: Option<f64>,
+    #[serde(deserialize_with = "num")]
+    pub exponent: Option<f64>,
+    pub depth: u64,
 }
 
 /// `loader`.
