@@ -8,6 +8,8 @@
 //! - [`model`]: the `DebugModel` trait, `Batch`, `Task`.
 //! - [`init`]: the seeded `VarBuilder` that makes parameters reproducible.
 //! - [`options`]: device, dtype, seed, steps, learning rate.
+//! - [`plan`]: what a run of the checks is asked to do (checks, seeds, steps, device, time
+//!   limit) and the limits on it, for the CLI's flags and both requests alike.
 //! - [`report`]: the JSON report schema (in the one JSON envelope, `schema_version` 3; NaN and infinities as the strings `"NaN"`, `"inf"`, `"-inf"`), check ids and statuses.
 //! - [`checks`]: one module per check, plus [`run_checks`].
 //! - [`trace`] and [`nn`]: the frame recorder and the traced layer wrappers.
@@ -24,6 +26,7 @@ pub mod memory;
 pub mod model;
 pub mod nn;
 pub mod options;
+pub mod plan;
 /// The report schema (the `mldebug-report` crate, shared with readers that have no candle).
 pub use mldebug_report as report;
 pub mod rng;

@@ -74,11 +74,8 @@ impl Deadline {
 /// Karpathy's "Adam at 3e-4" is a safe baseline; one fixed batch tolerates a larger step and
 /// must be memorised within a couple of hundred steps, so 3e-3 keeps the check fast.
 pub const DEFAULT_LEARNING_RATE: f64 = 3e-3;
-pub use mldebug_judge::DEFAULT_STEPS;
-/// The most optimizer steps `--steps` accepts.
-pub use mldebug_judge::MAX_STEPS;
-/// The longest `--timeout`, in seconds: one day.
-pub const MAX_TIMEOUT_S: u64 = 86_400;
+/// The limits on steps and time (their home is [`crate::plan`]).
+pub use crate::plan::{DEFAULT_STEPS, MAX_STEPS, MAX_TIMEOUT_S};
 /// The label used when the caller does not name the model.
 pub const DEFAULT_MODEL_LABEL: &str = "crate::Net";
 

@@ -6,12 +6,12 @@ mod flags;
 
 use super::zoo;
 use crate::context::Context;
-use crate::harness::DEFAULT_TIMEOUT_S;
 use crate::render::output::{emit, emit_json, note};
 use crate::render::plot_target::PlotTarget;
 use crate::render::{plot, progress, report as render_report, style::Style};
 use crate::{Error, Exit, Result};
-use mldebug_diagnostics::options::{Deadline, DEFAULT_STEPS, MAX_STEPS, MAX_TIMEOUT_S};
+use mldebug_diagnostics::options::Deadline;
+use mldebug_diagnostics::plan::{self, Plan, Seeds, DEFAULT_STEPS, DEFAULT_TIMEOUT_S};
 use mldebug_diagnostics::{candle_core::Device, CheckId, Options, Report, Status};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -34,7 +34,7 @@ pub struct Args {
     pub run: RunArgs,
     /// Stop the checks after this many seconds, 1 to 86400 (for a model in your crate the
     /// build is not counted). A check stopped this way is an `error` (exit 4).
-    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT_S, value_parser = parse_timeout)]
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT_S, value_parser = plan::parse_timeout_s)]
     pub timeout: u64,
     #[command(flatten)]
     pub build: BuildArgs,
@@ -51,49 +51,24 @@ pub struct Args {
     /// Each seed's report, then per check the seeds that passed, warned or failed: a verdict
     /// that holds on one seed only is luck. A PyTorch model is started once for all of them;
     /// --timeout applies to each seed.
-    #[arg(long, value_name = "LIST", conflicts_with_all = ["seed", "plot"], value_parser = parse_seeds)]
+    #[arg(long, value_name = "LIST", conflicts_with_all = ["seed", "plot"], value_parser = plan::parse_seeds)]
     pub seeds: Option<Seeds>,
 }
 
-/// `--seeds`: the seeds in the order given, each once.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Seeds(pub Vec<u64>);
-
-/// The most seeds `--seeds` takes.
-pub const MAX_SEEDS: usize = 100;
-
-/// `--seeds`: comma-separated seeds or inclusive ranges `A-B`; no seed twice, at most
-/// [`MAX_SEEDS`].
-fn parse_seeds(s: &str) -> Result<Seeds, String> {
-    let bad = |why: &str| format!("`{}`: {why}", s.escape_debug());
-    let number = |w: &str| {
-        w.trim()
-            .parse::<u64>()
-            .map_err(|_| bad(&format!("`{}` is not a seed", w.trim().escape_debug())))
-    };
-    let mut seeds = Vec::new();
-    for part in s.split(',') {
-        let (lo, hi) = match part.split_once('-') {
-            Some((a, b)) => (number(a)?, number(b)?),
-            None => {
-                let n = number(part)?;
-                (n, n)
-            }
+impl Args {
+    /// What the flags ask for: the checks, `--seeds` (else `--seed`), `--steps`, `--device`
+    /// and `--timeout`.
+    pub fn plan(&self) -> Plan {
+        let seeds = match &self.seeds {
+            Some(seeds) => seeds.0.clone(),
+            None => vec![self.run.seed],
         };
-        if lo > hi {
-            return Err(bad(&format!("the range {lo}-{hi} is empty")));
-        }
-        if hi - lo >= MAX_SEEDS as u64 || seeds.len() + (hi - lo) as usize >= MAX_SEEDS {
-            return Err(bad(&format!("more than {MAX_SEEDS} seeds")));
-        }
-        for seed in lo..=hi {
-            if seeds.contains(&seed) {
-                return Err(bad(&format!("seed {seed} is given twice")));
-            }
-            seeds.push(seed);
-        }
+        self.run.plan(
+            self.check.0.clone(),
+            seeds,
+            Duration::from_secs(self.timeout),
+        )
     }
-    Ok(Seeds(seeds))
 }
 
 /// Where and how the checks run; shared by `check` and `demo`.
@@ -106,7 +81,7 @@ pub struct RunArgs {
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
     /// Optimizer steps for the checks that train (overfit), 1 to 100000.
-    #[arg(long, default_value_t = DEFAULT_STEPS, value_parser = parse_steps)]
+    #[arg(long, default_value_t = DEFAULT_STEPS, value_parser = plan::parse_steps)]
     pub steps: usize,
 }
 
@@ -121,25 +96,17 @@ impl RunArgs {
             ..Options::default()
         })
     }
-}
 
-/// `--steps`: 1 to [`MAX_STEPS`].
-fn parse_steps(s: &str) -> Result<usize, String> {
-    parse_bounded(s, 1, MAX_STEPS as u64, "a step count").map(|n| n as usize)
-}
-
-/// `--timeout`: 1 to [`MAX_TIMEOUT_S`] seconds.
-fn parse_timeout(s: &str) -> Result<u64, String> {
-    parse_bounded(s, 1, MAX_TIMEOUT_S, "a number of seconds")
-}
-
-/// An integer in `lo..=hi`; the error names the range (clap puts the flag in front of it).
-fn parse_bounded(s: &str, lo: u64, hi: u64, what: &str) -> Result<u64, String> {
-    let range = format!("expected {lo} to {hi}");
-    match s.trim().parse::<u64>() {
-        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-        Ok(n) => Err(format!("{n} is out of range ({range})")),
-        Err(_) => Err(format!("`{}` is not {what} ({range})", s.escape_debug())),
+    /// The plan of `checks` on `seeds` with these flags' steps and device, each seed stopped
+    /// after `timeout`.
+    pub fn plan(&self, checks: Vec<CheckId>, seeds: Vec<u64>, timeout: Duration) -> Plan {
+        Plan {
+            checks,
+            seeds,
+            steps: self.steps,
+            device: self.device.name(),
+            timeout,
+        }
     }
 }
 
@@ -205,17 +172,36 @@ impl DeviceSpec {
 
 pub fn run(args: Args, g: &Context) -> Result<Exit> {
     flags::refuse_inapplicable(&args)?;
-    if let Some(seeds) = args.seeds.clone() {
-        return run_seeds(&seeds.0, args, g);
+    let plan = args.plan();
+    let reports = measure(&args, &plan, g)?;
+    if args.seeds.is_some() {
+        return show_seeds(reports, &args, g);
     }
-    let mut report = match (&args.model, &args.torch.torch) {
-        (_, Some(spec)) => run_torch_model(spec, &[args.run.seed], &args, g)?.into_report(),
+    let report = reports
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::internal("a run of one seed gave no report"))?;
+    show_one(report, &args, g)
+}
+
+/// Runs `plan` on the model the flags name: one report per seed, in the plan's order.
+fn measure(args: &Args, plan: &Plan, g: &Context) -> Result<Vec<Report>> {
+    match (&args.model, &args.torch.torch) {
+        (_, Some(spec)) => Ok(run_torch_model(spec, plan, &args.torch, g)?.reports),
         (Some(model), None) => match model.strip_prefix("zoo::") {
-            Some(name) => run_zoo_model(name, model, &args)?,
-            None => run_crate_model(model, &args, g)?,
+            Some(name) => plan
+                .seeds
+                .iter()
+                .map(|&seed| run_zoo_model(name, model, plan, seed, args.run.device))
+                .collect(),
+            None => run_crate_model(model, plan, args, g),
         },
-        (None, None) => return Err(Error::usage("give --model or --torch")),
-    };
+        (None, None) => Err(Error::usage("give --model or --torch")),
+    }
+}
+
+/// `check` without `--seeds`: the one report, and its plots with `--plot`.
+fn show_one(mut report: Report, args: &Args, g: &Context) -> Result<Exit> {
     let plots = match &args.plot {
         Some(path) => plot::write_plots(&report, &PlotTarget::new(path))?,
         None => Vec::new(),
@@ -247,24 +233,9 @@ pub fn run(args: Args, g: &Context) -> Result<Exit> {
     Ok(exit_for(&report))
 }
 
-/// `check --seeds`: every check once per seed; each seed's report, then how each check came
-/// out over the seeds. The exit code is that of every finding together.
-fn run_seeds(seeds: &[u64], args: Args, g: &Context) -> Result<Exit> {
-    let reports = match (&args.model, &args.torch.torch) {
-        (_, Some(spec)) => run_torch_model(spec, seeds, &args, g)?.reports,
-        (Some(model), None) => seeds
-            .iter()
-            .map(|&seed| {
-                let mut args = args.clone();
-                args.run.seed = seed;
-                match model.strip_prefix("zoo::") {
-                    Some(name) => run_zoo_model(name, model, &args),
-                    None => run_crate_model(model, &args, g),
-                }
-            })
-            .collect::<Result<Vec<_>>>()?,
-        (None, None) => return Err(Error::usage("give --model or --torch")),
-    };
+/// `check --seeds`: each seed's report, then how each check came out over the seeds. The exit
+/// code is that of every finding together.
+fn show_seeds(reports: Vec<Report>, args: &Args, g: &Context) -> Result<Exit> {
     let mut doc = mldebug_report::SeedsReport::new(reports);
     if g.json() {
         if !args.series {
@@ -309,30 +280,40 @@ fn exit_for_findings<'a>(findings: impl Iterator<Item = &'a mldebug_report::Find
     }
 }
 
-fn run_zoo_model(name: &str, label: &str, args: &Args) -> Result<Report> {
+/// A zoo model, in this process, on one seed of `plan`.
+fn run_zoo_model(
+    name: &str,
+    label: &str,
+    plan: &Plan,
+    seed: u64,
+    device: DeviceSpec,
+) -> Result<Report> {
     let model = zoo::lookup(name)?;
-    let mut opts = args.run.options(label)?;
-    // The checks look at the deadline between steps: a run past it ends as an `error` finding.
-    opts.deadline = Some(Deadline::after(Duration::from_secs(args.timeout)));
+    let device = device.device()?;
     let bar = progress::CheckProgress::on_terminal();
-    opts.progress = bar.as_ref().map(|b| b.callback());
-    let report = (model.run)(&args.check.0, &opts);
+    let opts = Options {
+        device,
+        seed,
+        steps: plan.steps,
+        model_label: label.to_string(),
+        // The checks look at the deadline between steps: a run past it ends as an `error` finding.
+        deadline: Some(Deadline::after(plan.timeout)),
+        progress: bar.as_ref().map(|b| b.callback()),
+        ..Options::default()
+    };
+    let report = (model.run)(&plan.checks, &opts);
     if let Some(b) = bar {
         b.finish();
     }
     Ok(report)
 }
 
-/// A model in the user's crate: generate, build and run the harness (see `crate::harness`).
-fn run_crate_model(model: &str, args: &Args, g: &Context) -> Result<Report> {
-    let device = args.run.device.name();
+/// A model in the user's crate: generate, build and run the harness once per seed (see
+/// `crate::harness`).
+fn run_crate_model(model: &str, plan: &Plan, args: &Args, g: &Context) -> Result<Vec<Report>> {
     let settings = crate::harness::RunSettings {
         model: model.to_string(),
-        checks: args.check.0.clone(),
-        device,
-        seed: args.run.seed,
-        steps: Some(args.run.steps),
-        timeout: Duration::from_secs(args.timeout),
+        plan: plan.clone(),
         flags: [args.own.words(), args.build.words()].concat(),
     };
     crate::harness::run_check(&settings, &args.build.settings(), &args.own.settings(), g)
@@ -342,30 +323,23 @@ fn run_crate_model(model: &str, args: &Args, g: &Context) -> Result<Report> {
 /// One driver process for every seed; a report per seed.
 fn run_torch_model(
     spec: &str,
-    seeds: &[u64],
-    args: &Args,
+    plan: &Plan,
+    torch: &TorchArgs,
     g: &Context,
 ) -> Result<crate::torch::Judged> {
     let cwd = std::env::current_dir().map_err(|e| Error::io("the current directory", &e))?;
     let settings = crate::torch::TorchSettings {
         spec: spec.to_string(),
         target: crate::torch::target::Target::parse(spec, &cwd)?,
-        lora: args
-            .torch
+        lora: torch
             .lora
             .as_deref()
             .map(crate::torch::target::Lora::parse)
             .transpose()?,
-        lora_spec: args.torch.lora.clone(),
-        python: args.torch.python.clone(),
-        checks: args.check.0.clone(),
-        seeds: seeds.to_vec(),
-        steps: args.run.steps,
+        lora_spec: torch.lora.clone(),
+        python: torch.python.clone(),
+        plan: plan.clone(),
         learning_rate: mldebug_diagnostics::options::DEFAULT_LEARNING_RATE,
-        device: args.run.device.name(),
-        // One process for every seed: the limit is --timeout for each of them.
-        timeout: Duration::from_secs(args.timeout)
-            .saturating_mul(u32::try_from(seeds.len().max(1)).unwrap_or(u32::MAX)),
         progress: g.stderr.terminal && !g.json(),
         threads: None,
     };
@@ -416,53 +390,6 @@ mod tests {
         );
         let err = "overfitt".parse::<CheckSelection>().unwrap_err();
         assert!(err.contains("unknown check `overfitt`"), "{err}");
-    }
-
-    #[test]
-    fn steps_and_timeout_are_bounded_and_the_error_names_the_range() {
-        assert_eq!(parse_steps("200"), Ok(200));
-        assert_eq!(parse_steps("100000"), Ok(100_000));
-        for bad in [
-            "0",
-            "-3",
-            "100001",
-            "18446744073709551615",
-            "99999999999999999999",
-            "x",
-        ] {
-            let e = parse_steps(bad).unwrap_err();
-            assert!(e.contains("expected 1 to 100000"), "{bad}: {e}");
-        }
-        assert_eq!(parse_timeout("3"), Ok(3));
-        assert_eq!(parse_timeout("86400"), Ok(86_400));
-        for bad in ["0", "86401", "-1", "1e3"] {
-            let e = parse_timeout(bad).unwrap_err();
-            assert!(e.contains("expected 1 to 86400"), "{bad}: {e}");
-        }
-    }
-
-    #[test]
-    fn seed_lists_keep_their_order_and_refuse_repeats_empty_ranges_and_too_many() {
-        assert_eq!(parse_seeds("0-4"), Ok(Seeds(vec![0, 1, 2, 3, 4])));
-        assert_eq!(parse_seeds("7"), Ok(Seeds(vec![7])));
-        assert_eq!(parse_seeds(" 5, 1 ,9"), Ok(Seeds(vec![5, 1, 9])));
-        assert_eq!(parse_seeds("5,0-2,9"), Ok(Seeds(vec![5, 0, 1, 2, 9])));
-        assert_eq!(parse_seeds("0-99").map(|s| s.0.len()), Ok(MAX_SEEDS));
-        for (bad, why) in [
-            ("1,1", "seed 1 is given twice"),
-            ("0-3,2", "seed 2 is given twice"),
-            ("3-1", "the range 3-1 is empty"),
-            ("0-100", "more than 100 seeds"),
-            ("0-49,50-100", "more than 100 seeds"),
-            ("0-18446744073709551615", "more than 100 seeds"),
-            ("", "`` is not a seed"),
-            ("1,", "`` is not a seed"),
-            ("-1", "`` is not a seed"),
-            ("x", "`x` is not a seed"),
-        ] {
-            let e = parse_seeds(bad).unwrap_err();
-            assert!(e.contains(why), "{bad}: {e}");
-        }
     }
 
     #[test]

@@ -22,6 +22,7 @@ use mldebug_memory::setup::{
     Attention, Given, Method, Optimizer, Precision, Quant, Setup, Shard, Targets,
 };
 use mldebug_memory::{config, units};
+use mldebug_text::bounded::Bounded;
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
@@ -55,7 +56,7 @@ pub struct Args {
 #[derive(Debug, Clone, clap::Args)]
 pub struct ShapeArgs {
     /// Layers (with --hidden, --heads and --vocab: a llama-style shape).
-    #[arg(long, value_name = "N", requires_all = ["hidden", "heads", "vocab"], value_parser = |s: &str| units::parse_bounded(s, 1, mldebug_memory::architecture::MAX_LAYERS, "a layer count"))]
+    #[arg(long, value_name = "N", requires_all = ["hidden", "heads", "vocab"], value_parser = |s: &str| Bounded::new(1, mldebug_memory::architecture::MAX_LAYERS, "a layer count").parse(s))]
     pub layers: Option<u64>,
     /// Hidden size.
     #[arg(long, value_name = "N", requires = "layers", value_parser = width)]
@@ -70,12 +71,12 @@ pub struct ShapeArgs {
     #[arg(long, value_name = "N", requires = "layers", value_parser = width)]
     pub kv_heads: Option<u64>,
     /// Vocabulary size.
-    #[arg(long, value_name = "N", requires = "layers", value_parser = |s: &str| units::parse_bounded(s, 1, mldebug_memory::architecture::MAX_VOCAB, "a vocabulary size"))]
+    #[arg(long, value_name = "N", requires = "layers", value_parser = |s: &str| Bounded::new(1, mldebug_memory::architecture::MAX_VOCAB, "a vocabulary size").parse(s))]
     pub vocab: Option<u64>,
 }
 
 fn width(s: &str) -> Result<u64, String> {
-    units::parse_bounded(s, 1, mldebug_memory::architecture::MAX_WIDTH, "a width")
+    Bounded::new(1, mldebug_memory::architecture::MAX_WIDTH, "a width").parse(s)
 }
 
 /// What is trained, and how. Each flag is `None` when left out, so that a value given is never
@@ -86,7 +87,7 @@ pub struct TrainingArgs {
     #[arg(long, value_name = "full|lora|qlora")]
     pub method: Option<Method>,
     /// LoRA rank [default: 8].
-    #[arg(long = "lora-r", value_name = "R", value_parser = |s: &str| units::parse_bounded(s, 1, 65_536, "a rank"))]
+    #[arg(long = "lora-r", value_name = "R", value_parser = |s: &str| Bounded::new(1, 65_536, "a rank").parse(s))]
     pub lora_r: Option<u64>,
     /// Modules that get adapters: names (q_proj,v_proj) or all-linear (default: PEFT's for the
     /// model type).
@@ -112,14 +113,14 @@ pub struct TrainingArgs {
     )]
     pub optimizer: Option<Optimizer>,
     /// Micro-batch per GPU [default: 1].
-    #[arg(long, value_name = "N", value_parser = |s: &str| units::parse_bounded(s, 1, MAX_BATCH, "a batch size"))]
+    #[arg(long, value_name = "N", value_parser = |s: &str| Bounded::new(1, MAX_BATCH, "a batch size").parse(s))]
     pub batch: Option<u64>,
     /// Context length in tokens [default: 2048].
-    #[arg(long, value_name = "N", value_parser = |s: &str| units::parse_bounded(s, 1, MAX_SEQ, "a context length"))]
+    #[arg(long, value_name = "N", value_parser = |s: &str| Bounded::new(1, MAX_SEQ, "a context length").parse(s))]
     pub seq: Option<u64>,
     /// Gradient accumulation steps (gradients then live through the forward passes too)
     /// [default: 1].
-    #[arg(long, value_name = "N", value_parser = |s: &str| units::parse_bounded(s, 1, 65_536, "a step count"))]
+    #[arg(long, value_name = "N", value_parser = |s: &str| Bounded::new(1, 65_536, "a step count").parse(s))]
     pub grad_accum: Option<u64>,
     /// Recompute activations in backward instead of keeping them.
     #[arg(long)]
@@ -128,7 +129,7 @@ pub struct TrainingArgs {
     #[arg(long, value_name = "eager|sdpa|flash")]
     pub attention: Option<Attention>,
     /// GPUs the run is spread over [default: 1].
-    #[arg(long, value_name = "N", value_parser = |s: &str| units::parse_bounded(s, 1, 65_536, "a GPU count"))]
+    #[arg(long, value_name = "N", value_parser = |s: &str| Bounded::new(1, 65_536, "a GPU count").parse(s))]
     pub gpus: Option<u64>,
     /// How model state is split over the GPUs [default: none].
     #[arg(long, value_name = "none|zero1|zero2|zero3|fsdp")]
@@ -169,7 +170,7 @@ pub struct TargetArgs {
     #[arg(long, value_name = "SIZE", value_parser = units::parse_bytes)]
     pub gpu_memory: Option<f64>,
     /// Percent of the GPU kept free for evaluation and caching [default: 10].
-    #[arg(long, value_name = "PERCENT", value_parser = |s: &str| units::parse_bounded(s, 0, 90, "a percentage"))]
+    #[arg(long, value_name = "PERCENT", value_parser = |s: &str| Bounded::new(0, 90, "a percentage").parse(s))]
     pub headroom: Option<u64>,
 }
 
@@ -361,7 +362,7 @@ fn run_model(model: &str, build: &super::check::BuildArgs, g: &Context) -> Resul
             model,
             &build.settings(),
             &Default::default(),
-            std::time::Duration::from_secs(crate::harness::DEFAULT_TIMEOUT_S),
+            std::time::Duration::from_secs(mldebug_diagnostics::plan::DEFAULT_TIMEOUT_S),
             g,
         )?,
     };

@@ -25,10 +25,9 @@ use crate::{Error, Exit, Result};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Default time limit, seconds.
+/// Default time limit, seconds (the longest is the checks' too,
+/// [`mldebug_diagnostics::plan::MAX_TIMEOUT_S`]).
 pub const DEFAULT_TIMEOUT: u64 = 1800;
-/// The longest `--timeout`, seconds (a day).
-pub const MAX_TIMEOUT: u64 = 86_400;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -39,9 +38,9 @@ pub struct Args {
     /// watches exactly N optimizer steps; 0 the whole run.
     #[arg(long, value_name = "auto|N", default_value = "auto", value_parser = parse_steps)]
     pub steps: Steps,
-    /// End the command after this many seconds and judge what was traced.
+    /// End the command after this many seconds, 1 to 86400, and judge what was traced.
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT,
-          value_parser = clap::value_parser!(u64).range(1..=MAX_TIMEOUT))]
+          value_parser = mldebug_diagnostics::plan::parse_timeout_s)]
     pub timeout: u64,
     /// Keep the trace (JSON lines, every process) at FILE; `mldebug doctor FILE` judges it again.
     #[arg(long, value_name = "FILE")]

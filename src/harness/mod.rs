@@ -29,16 +29,14 @@ pub mod workdir;
 
 use crate::context::Context;
 use crate::{Error, Result};
-use mldebug_diagnostics::harness::{Request, PROTOCOL};
-use mldebug_diagnostics::{CheckId, Report};
+use mldebug_diagnostics::harness::Request;
+use mldebug_diagnostics::plan::{Plan, DEFAULT_STEPS};
+use mldebug_diagnostics::Report;
 use mldebug_memory::measured::ModelEstimate;
 use own_settings::OwnModelSettings;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Default for `--timeout`: generous for a few hundred CPU steps of a mid-sized model, short
-/// enough that a hung run is noticed.
-pub const DEFAULT_TIMEOUT_S: u64 = 900;
 /// How long past `--timeout` a harness gets to stop on its own (its checks look at the deadline
 /// between steps and write a report naming the one that was stopped) before it is killed.
 pub const TIMEOUT_GRACE: Duration = Duration::from_secs(5);
@@ -65,41 +63,33 @@ pub struct BuildSettings {
 pub struct RunSettings {
     /// The `--model` argument as typed.
     pub model: String,
-    pub checks: Vec<CheckId>,
-    pub device: String,
-    pub seed: u64,
-    pub steps: Option<usize>,
-    /// `--timeout`: the checks stop after this long (the build is not counted).
-    pub timeout: Duration,
+    /// The checks, seeds, steps, device and time limit; the limit is each seed's, the build
+    /// not counted.
+    pub plan: Plan,
     /// The other flags that find, build and feed the model (`--forward ..`, `--features ..`),
     /// one word each: the report's suggested commands repeat them.
     pub flags: Vec<String>,
 }
 
-/// Locate the user's crate, generate and build the harness, run it, and return its report.
+/// Locate the user's crate, generate and build the harness, run it once per seed of the plan,
+/// and return its reports in the plan's order.
 pub fn run_check(
     run: &RunSettings,
     build: &BuildSettings,
     own: &OwnModelSettings,
     g: &Context,
-) -> Result<Report> {
+) -> Result<Vec<Report>> {
     let built = build_harness(&run.model, build, own, g)?;
-    let request = Request {
-        protocol: PROTOCOL,
-        model: run.model.clone(),
-        checks: run.checks.clone(),
-        device: run.device.clone(),
-        seed: run.seed,
-        steps: run.steps,
-        timeout_s: Some(run.timeout.as_secs()),
-        estimate_memory: false,
-        flags: run.flags.clone(),
-    };
-    let mut report = child::run(&built.plan(&request, run.timeout, g))?;
-    if let Some(dir) = built.user.manifest_path.parent() {
-        source_scan::annotate(&mut report, dir);
+    let mut reports = Vec::with_capacity(run.plan.seeds.len());
+    for &seed in &run.plan.seeds {
+        let request = Request::new(&run.model, &run.plan, seed, run.flags.clone());
+        let mut report = child::run(&built.run_plan(&request, run.plan.timeout, g))?;
+        if let Some(dir) = built.user.manifest_path.parent() {
+            source_scan::annotate(&mut report, dir);
+        }
+        reports.push(report);
     }
-    Ok(report)
+    Ok(reports)
 }
 
 /// `mldebug memory --model crate::Net`: build the harness as `check` does and have it estimate
@@ -112,18 +102,20 @@ pub fn estimate_memory(
     g: &Context,
 ) -> Result<ModelEstimate> {
     let built = build_harness(model, build, own, g)?;
-    let request = Request {
-        protocol: PROTOCOL,
-        model: model.to_string(),
+    let plan = Plan {
         checks: Vec::new(),
+        seeds: vec![0],
+        steps: DEFAULT_STEPS,
         device: "cpu".into(),
-        seed: 0,
-        steps: None,
-        timeout_s: Some(timeout.as_secs()),
-        estimate_memory: true,
-        flags: Vec::new(),
+        timeout,
     };
-    child::run_estimate(&built.plan(&request, timeout, g))
+    let request = Request {
+        // Nothing trains: no step count is asked for.
+        steps: None,
+        estimate_memory: true,
+        ..Request::new(model, &plan, 0, Vec::new())
+    };
+    child::run_estimate(&built.run_plan(&request, timeout, g))
 }
 
 /// A built harness, locked for this run (its lock is released when this is dropped, after
@@ -135,7 +127,7 @@ struct Built {
 }
 
 impl Built {
-    fn plan<'a>(
+    fn run_plan<'a>(
         &'a self,
         request: &'a Request,
         timeout: Duration,

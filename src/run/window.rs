@@ -2,6 +2,8 @@
 //! (`--steps auto`, the default), or a fixed number of optimizer steps. Read by the command
 //! line, handed to the probes' environment, and said in the report.
 
+use mldebug_text::bounded::Bounded;
+
 /// The steps a cycle window judges first: a fail found in them ends the window there (the
 /// window `mldebug run` watched before the cycle window, enough for every heavy probe and for
 /// a curve the log detectors can judge, in seconds on a small model).
@@ -15,6 +17,8 @@ pub const CYCLE_CAP_STEPS: u64 = 1000;
 pub const CYCLE_CAP_SECONDS: u64 = 300;
 /// The most steps `--steps` takes (0 is the whole run).
 pub const MAX_STEPS: u64 = 1_000_000;
+/// `--steps N`: 0 (the whole run) to [`MAX_STEPS`].
+const FIXED_STEPS: Bounded = Bounded::new(0, MAX_STEPS, "`auto` or a step count");
 /// `--steps`: a cycle window, or a fixed number of optimizer steps (0: the whole run).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Steps {
@@ -32,14 +36,29 @@ impl Steps {
     }
 }
 
+/// `--steps`: `auto`, or a whole number in [`FIXED_STEPS`].
 pub fn parse_steps(text: &str) -> std::result::Result<Steps, String> {
     if text == "auto" {
         return Ok(Steps::Cycle);
     }
-    match text.parse::<u64>() {
-        Ok(n) if n <= MAX_STEPS => Ok(Steps::Fixed(n)),
-        _ => Err(format!(
-            "`{text}` is neither `auto` nor a number of steps from 0 to {MAX_STEPS}"
-        )),
+    FIXED_STEPS.parse(text).map(Steps::Fixed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn steps_are_auto_or_a_bounded_whole_number() {
+        assert_eq!(parse_steps("auto"), Ok(Steps::Cycle));
+        assert_eq!(parse_steps("0"), Ok(Steps::Fixed(0)));
+        assert_eq!(parse_steps("1000000"), Ok(Steps::Fixed(MAX_STEPS)));
+        for bad in ["1000001", "-1", "+5", "x", "", "Auto"] {
+            let e = parse_steps(bad).unwrap_err();
+            assert!(
+                e.contains("(expected `auto` or a step count from 0 to 1000000)"),
+                "{bad}: {e}"
+            );
+        }
     }
 }

@@ -67,6 +67,26 @@ struct Request<'a> {
     device: &'a str,
 }
 
+impl<'a> Request<'a> {
+    /// The request for `s`'s plan: its checks, its seeds (the first as `seed`), its steps and
+    /// device.
+    fn new(s: &'a TorchSettings, nonce: &'a str) -> Request<'a> {
+        let plan = &s.plan;
+        Request {
+            contract: CONTRACT,
+            nonce,
+            target: &s.target,
+            lora: s.lora.as_ref(),
+            checks: plan.checks.iter().map(|c| c.as_str()).collect(),
+            seed: plan.seeds.first().copied().unwrap_or_default(),
+            seeds: (plan.seeds.len() > 1).then_some(plan.seeds.as_slice()),
+            steps: plan.steps,
+            learning_rate: s.learning_rate,
+            device: &plan.device,
+        }
+    }
+}
+
 /// Stdin's first line: the driver package's sources, `{"package": PACKAGE, "files": {path: text}}`
 /// (paths relative to the package folder, as `torch/driver/bootstrap.py` reads them).
 #[derive(Serialize)]
@@ -150,23 +170,16 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
     let python = interpreter(s.python.as_ref());
     let nonce = nonce();
     let request = |nonce: &str| {
-        serde_json::to_string(&Request {
-            contract: CONTRACT,
-            nonce,
-            target: &s.target,
-            lora: s.lora.as_ref(),
-            checks: s.checks.iter().map(|c| c.as_str()).collect(),
-            seed: s.seeds.first().copied().unwrap_or_default(),
-            seeds: (s.seeds.len() > 1).then_some(s.seeds.as_slice()),
-            steps: s.steps,
-            learning_rate: s.learning_rate,
-            device: &s.device,
-        })
-        .map_err(|e| Error::internal(format!("the driver request: {e}")))
+        serde_json::to_string(&Request::new(s, nonce))
+            .map_err(|e| Error::internal(format!("the driver request: {e}")))
     };
     let sources = sources_line()?;
-    let kept = replay::kept(&sources, &request("")?, &python, &s.target);
-    if let Some(lines) = kept.as_deref().and_then(|k| replay::read(k, &nonce)) {
+    let without_nonce = request("")?;
+    let kept = replay::kept(&sources, &without_nonce, &python, &s.target);
+    if let Some(lines) = kept
+        .as_deref()
+        .and_then(|k| replay::read(k, &nonce, &without_nonce))
+    {
         return replayed(&lines, nonce, &python, s);
     }
     let request = request(&nonce)?;
@@ -195,7 +208,7 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
     let stderr = child.stderr.take().expect("stderr is piped");
     let progress = s
         .progress
-        .then(|| child_bar(s.checks.len() * s.seeds.len()));
+        .then(|| child_bar(s.plan.checks.len() * s.plan.seeds.len()));
     let state = Stdout {
         events: Vec::new(),
         stray: Tail::new(TAIL_LINES),
@@ -212,7 +225,8 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
         |tail: &mut Tail, line: &[u8], _| tail.push(String::from_utf8_lossy(line).into_owned()),
     );
     send_stdin(child.stdin.take(), sources, request);
-    let outcome = child_process::wait(&mut child, started, s.timeout)
+    // One process for every seed: the limit is the plan's for each of them.
+    let outcome = child_process::wait(&mut child, started, s.plan.timeout_for_every_seed())
         .map_err(|e| Error::internal(format!("waiting for the torch driver: {e}")))?;
     let deadline = Instant::now() + DRAIN_GRACE;
     let (out, _) = out_reader.finish(deadline);
@@ -224,7 +238,7 @@ pub fn run(s: &TorchSettings) -> Result<Run> {
         && events.iter().any(|e| matches!(e, Event::Done))
         && !events.iter().any(|e| matches!(e, Event::Fatal(_)));
     if let (Some(path), Some(lines), true) = (&kept, &lines, ended_well) {
-        replay::keep(path, &nonce, lines);
+        replay::keep(path, &nonce, &without_nonce, lines);
     }
     let mut tail = err.map(Tail::into_lines).unwrap_or_default();
     tail.extend(stray);
@@ -287,11 +301,11 @@ fn collect(
     run.ended = match outcome {
         Outcome::TimedOut if !started => format!(
             "timed out after {}s (--timeout) and was stopped; `{py}` never started mldebug's driver: is it a Python interpreter?",
-            s.timeout.as_secs()
+            s.plan.timeout_for_every_seed().as_secs()
         ),
         Outcome::TimedOut => format!(
             "timed out after {}s (--timeout) and was stopped: the model did not finish",
-            s.timeout.as_secs()
+            s.plan.timeout_for_every_seed().as_secs()
         ),
         Outcome::Exited(status) if done && status.success() => String::new(),
         Outcome::Exited(status) if !started => {

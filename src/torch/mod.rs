@@ -22,11 +22,11 @@ pub mod zoo;
 
 use crate::Result;
 use events::{CheckEvent, Hello};
+use mldebug_diagnostics::plan::Plan;
 use mldebug_judge::label_mask::Labels;
 use mldebug_judge::{error_finding, judge_json, skipped, Ctx};
 use mldebug_report::{CheckId, Finding, Report, Subject, Task};
 use std::path::PathBuf;
-use std::time::Duration;
 use target::{Lora, Target};
 
 /// Everything a torch run needs.
@@ -39,15 +39,10 @@ pub struct TorchSettings {
     /// `--lora` as typed.
     pub lora_spec: Option<String>,
     pub python: Option<PathBuf>,
-    pub checks: Vec<CheckId>,
-    /// The seeds to run every check with, in order (`--seed`: one; `--seeds`: several, all in
-    /// one driver process). Never empty.
-    pub seeds: Vec<u64>,
-    pub steps: usize,
+    /// The checks, the seeds (`--seed`: one; `--seeds`: several, all in one driver process),
+    /// steps, device (`cpu`, `cuda:0`) and each seed's time limit.
+    pub plan: Plan,
     pub learning_rate: f64,
-    /// `cpu`, `cuda:0`.
-    pub device: String,
-    pub timeout: Duration,
     /// Draw progress on stderr.
     pub progress: bool,
     /// Threads torch may use (`OMP_NUM_THREADS`); `None` leaves torch's default.
@@ -95,16 +90,17 @@ pub fn run_check(settings: &TorchSettings) -> Result<Judged> {
     let ctx = Ctx {
         subject: settings.subject(),
         task: hello.map_or(Task::Classification, |h| h.task),
-        steps: settings.steps,
+        steps: settings.plan.steps,
         learning_rate: settings.learning_rate,
     };
     let labels = hello.map_or(Labels::Shifted, |h| h.labels);
-    let first = settings.seeds.first().copied().unwrap_or_default();
-    let reports = settings
+    let plan = &settings.plan;
+    let first = plan.seeds.first().copied().unwrap_or_default();
+    let reports = plan
         .seeds
         .iter()
         .map(|&seed| {
-            let checks = settings
+            let checks = plan
                 .checks
                 .iter()
                 .map(|&id| {
@@ -120,7 +116,7 @@ pub fn run_check(settings: &TorchSettings) -> Result<Judged> {
                 .collect();
             Report {
                 model: settings.spec.clone(),
-                device: hello.map_or_else(|| settings.device.clone(), |h| h.device.clone()),
+                device: hello.map_or_else(|| plan.device.clone(), |h| h.device.clone()),
                 seed,
                 checks,
             }
@@ -192,6 +188,7 @@ pub fn describe(hello: &Hello) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn settings(spec: &str, lora: Option<&str>, python: Option<&str>) -> TorchSettings {
         TorchSettings {
@@ -203,12 +200,14 @@ mod tests {
             lora: None,
             lora_spec: lora.map(String::from),
             python: python.map(PathBuf::from),
-            checks: vec![CheckId::GradFlow],
-            seeds: vec![0],
-            steps: 10,
+            plan: Plan {
+                checks: vec![CheckId::GradFlow],
+                seeds: vec![0],
+                steps: 10,
+                device: "cpu".into(),
+                timeout: Duration::from_secs(60),
+            },
             learning_rate: 1e-3,
-            device: "cpu".into(),
-            timeout: Duration::from_secs(60),
             progress: false,
             threads: None,
         }

@@ -36,20 +36,31 @@ fn steps_out_of_range_are_a_usage_error_naming_the_flag_and_the_range() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
         let err = stderr(&out);
         assert!(err.contains("--steps"), "{err}");
-        assert!(err.contains("expected 1 to 100000"), "{err}");
+        assert!(
+            err.contains("expected a step count from 1 to 100000"),
+            "{err}"
+        );
         assert!(out.stdout.is_empty());
     }
 }
 
 #[test]
-fn a_zero_or_absurd_timeout_is_a_usage_error() {
+fn a_zero_or_absurd_timeout_is_a_usage_error_in_the_same_words_for_check_and_run() {
     for bad in ["0", "86401", "99999999999999999999", "-5"] {
         let flag = format!("--timeout={bad}");
-        let out = mldebug(&["check", "overfit", "--model", "zoo::mlp", &flag]);
-        assert_eq!(out.status.code(), Some(2), "{bad}: {}", stderr(&out));
-        let err = stderr(&out);
-        assert!(err.contains("--timeout"), "{err}");
-        assert!(err.contains("expected 1 to 86400"), "{err}");
+        for args in [
+            &["check", "overfit", "--model", "zoo::mlp", &flag][..],
+            &["run", &flag, "--", "true"][..],
+        ] {
+            let out = mldebug(args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+            let err = stderr(&out);
+            assert!(err.contains("--timeout"), "{err}");
+            assert!(
+                err.contains("expected a number of seconds from 1 to 86400"),
+                "{err}"
+            );
+        }
     }
 }
 

@@ -74,24 +74,6 @@ pub fn parse_count(text: &str) -> Result<u64, String> {
     Ok(count as u64)
 }
 
-/// A whole number in `lo..=hi`, for flags such as `--batch`; the error names the range.
-pub fn parse_bounded(text: &str, lo: u64, hi: u64, what: &str) -> Result<u64, String> {
-    let range = format!("expected {what} from {lo} to {hi}");
-    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "`{}` is not a whole number ({range})",
-            text.escape_debug()
-        ));
-    }
-    match text.parse::<u64>() {
-        Ok(n) if (lo..=hi).contains(&n) => Ok(n),
-        _ => Err(format!(
-            "`{}` is out of range ({range})",
-            text.escape_debug()
-        )),
-    }
-}
-
 /// The number and the unit after it, or `None` when the number part is not a plain decimal.
 fn split_number(text: &str) -> Option<(f64, &str)> {
     let end = text
@@ -182,27 +164,6 @@ mod tests {
             "B",
         ] {
             assert!(parse_count(bad).is_err(), "{bad:?} was accepted");
-        }
-    }
-
-    #[test]
-    fn bounded_whole_numbers() {
-        assert_eq!(parse_bounded("8", 1, 10, "a batch size"), Ok(8));
-        for bad in [
-            "0",
-            "11",
-            "-1",
-            "+3",
-            "3.0",
-            "",
-            " 3",
-            "99999999999999999999999",
-        ] {
-            let e = parse_bounded(bad, 1, 10, "a batch size").unwrap_err();
-            assert!(
-                e.contains("expected a batch size from 1 to 10"),
-                "{bad:?}: {e}"
-            );
         }
     }
 

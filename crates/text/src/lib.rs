@@ -7,9 +7,11 @@
 //! - [`suggest`]: the edit distance behind every "did you mean".
 //! - [`parallel`]: the one worker pool (a slice mapped on a few threads, results in order).
 //! - [`rng`]: the one seeded random number generator.
+//! - [`bounded`]: the one bounded whole number (a flag's or a request's count in a range).
 
 #![warn(missing_docs)]
 
+pub mod bounded;
 pub mod hash;
 pub mod input_error;
 pub mod number;

@@ -13,7 +13,8 @@
 //! Not for: locating, generating or building the harness crate (that is the CLI's job).
 
 use crate::model::DebugModel;
-use crate::options::{Deadline, Options, Progress, ProgressEvent, MAX_STEPS, MAX_TIMEOUT_S};
+use crate::options::{Deadline, Options, Progress, ProgressEvent};
+use crate::plan::{Plan, DEFAULT_STEPS, MAX_TIMEOUT_S};
 use crate::report::{CheckId, Report};
 use candle_core::Device;
 use mldebug_memory::measured::ModelEstimate;
@@ -78,6 +79,39 @@ pub struct Request {
     /// it and suggests bare `--model` commands.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<String>,
+}
+
+impl Request {
+    /// The request for `seed`, one of `plan`'s seeds, on the model typed as `model`; `flags` as
+    /// in [`Request::flags`].
+    pub fn new(model: &str, plan: &Plan, seed: u64, flags: Vec<String>) -> Request {
+        Request {
+            protocol: PROTOCOL,
+            model: model.to_string(),
+            checks: plan.checks.clone(),
+            device: plan.device.clone(),
+            seed,
+            steps: Some(plan.steps),
+            timeout_s: Some(plan.timeout.as_secs()),
+            estimate_memory: false,
+            flags,
+        }
+    }
+
+    /// The plan this request asks for (its one seed), refused when a number is outside the
+    /// plan's limits ([`Plan::check`]). No `steps`: the library's default; no `timeout_s` (a
+    /// CLI older than the field): the longest limit here, and [`options_for`] sets no deadline.
+    pub fn plan(&self) -> Result<Plan, String> {
+        let plan = Plan {
+            checks: self.checks.clone(),
+            seeds: vec![self.seed],
+            steps: self.steps.unwrap_or(DEFAULT_STEPS),
+            device: self.device.clone(),
+            timeout: Duration::from_secs(self.timeout_s.unwrap_or(MAX_TIMEOUT_S)),
+        };
+        plan.check()?;
+        Ok(plan)
+    }
 }
 
 /// One progress line: where a harness is.
@@ -207,7 +241,8 @@ pub fn estimate_from_json(text: &str) -> Result<ModelEstimate, String> {
 
 /// The library options a request asks for.
 pub fn options_for(request: &Request) -> Result<Options, String> {
-    let checks = request.checks.clone();
+    let plan = request.plan()?;
+    let checks = plan.checks.clone();
     let progress = move |ev: ProgressEvent| {
         print_progress(&ProgressLine {
             check: ev.check,
@@ -217,31 +252,16 @@ pub fn options_for(request: &Request) -> Result<Options, String> {
             loss: ev.loss,
         })
     };
-    let mut opts = Options {
-        device: parse_device(&request.device)?,
+    Ok(Options {
+        device: parse_device(&plan.device)?,
         seed: request.seed,
+        steps: plan.steps,
         model_label: request.model.clone(),
         model_flags: request.flags.clone(),
         progress: Some(Progress(Arc::new(progress))),
+        deadline: request.timeout_s.map(|_| Deadline::after(plan.timeout)),
         ..Options::default()
-    };
-    if let Some(steps) = request.steps {
-        if !(1..=MAX_STEPS).contains(&steps) {
-            return Err(format!(
-                "steps: {steps} is out of range; the checks take 1 to {MAX_STEPS} steps"
-            ));
-        }
-        opts.steps = steps;
-    }
-    if let Some(seconds) = request.timeout_s {
-        if !(1..=MAX_TIMEOUT_S).contains(&seconds) {
-            return Err(format!(
-                "timeout: {seconds} s is out of range; 1 to {MAX_TIMEOUT_S} s"
-            ));
-        }
-        opts.deadline = Some(Deadline::after(Duration::from_secs(seconds)));
-    }
-    Ok(opts)
+    })
 }
 
 /// `cpu`, `cuda`, `cuda:N`, `metal`, `metal:N` → a candle device (which must be available).
@@ -347,9 +367,20 @@ mod tests {
             flags: vec!["--input".into(), "tokens:4x8".into()],
         };
         let e = options_for(&request(Some(usize::MAX), None)).unwrap_err();
-        assert!(e.contains("the checks take 1 to 100000 steps"), "{e}");
+        assert_eq!(
+            e,
+            "steps: `18446744073709551615` is out of range (expected a step count from 1 to \
+             100000)"
+        );
         let e = options_for(&request(None, Some(0))).unwrap_err();
-        assert!(e.contains("1 to 86400 s"), "{e}");
+        assert_eq!(
+            e,
+            "timeout_s: `0` is out of range (expected a number of seconds from 1 to 86400)"
+        );
+        assert!(options_for(&request(None, None))
+            .unwrap()
+            .deadline
+            .is_none());
         let opts = options_for(&request(Some(7), Some(60))).unwrap();
         assert_eq!(opts.steps, 7);
         assert_eq!(opts.deadline.unwrap().limit().as_secs(), 60);
@@ -363,6 +394,28 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<Request>(old).unwrap().timeout_s,
             None
+        );
+    }
+
+    #[test]
+    fn a_request_carries_one_seed_of_its_plan_and_reads_back_into_it() {
+        let plan = Plan {
+            checks: vec![CheckId::InitLoss, CheckId::Overfit],
+            seeds: vec![4, 9],
+            steps: 50,
+            device: "cpu".into(),
+            timeout: Duration::from_secs(30),
+        };
+        let request = Request::new("crate::Net", &plan, 9, vec!["--release".into()]);
+        let text = serde_json::to_string(&request).unwrap();
+        let back: Request = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, request);
+        assert_eq!(
+            back.plan().unwrap(),
+            Plan {
+                seeds: vec![9],
+                ..plan
+            }
         );
     }
 

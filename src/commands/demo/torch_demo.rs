@@ -3,13 +3,13 @@
 
 use super::{show, Args};
 use crate::context::Context;
-use crate::harness::DEFAULT_TIMEOUT_S;
 use crate::render::output::note;
 use crate::render::progress::ModelsProgress;
 use crate::torch::target::{Lora, Target};
 use crate::torch::zoo::{self, Entry, Unpacked};
 use crate::torch::{driver, run_check, TorchSettings};
 use crate::{Exit, Result};
+use mldebug_diagnostics::plan::DEFAULT_TIMEOUT_S;
 use mldebug_judge::matrix::DemoMatrix;
 use mldebug_judge::{error_finding, Ctx};
 use mldebug_report::{CheckId, Report, Subject, Task};
@@ -57,12 +57,12 @@ fn run_entry(entry: &Entry, dir: &Path, args: &Args, python: &Path, checks: &[Ch
             lora_spec: entry.lora.clone(),
             spec: spec.clone(),
             python: Some(python.to_path_buf()),
-            checks: checks.to_vec(),
-            seeds: vec![args.run.seed],
-            steps: args.run.steps,
+            plan: args.run.plan(
+                checks.to_vec(),
+                vec![args.run.seed],
+                Duration::from_secs(DEFAULT_TIMEOUT_S),
+            ),
             learning_rate: mldebug_diagnostics::options::DEFAULT_LEARNING_RATE,
-            device: args.run.device.name(),
-            timeout: Duration::from_secs(DEFAULT_TIMEOUT_S),
             progress: false,
             threads: Some(1),
         })
