@@ -25,8 +25,21 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
         parts.push(format!("the loss is not finite from step {}", l.step));
     }
     if let Some(f) = forward {
+        // What the module was given tells where the value was born: its own weights already
+        // not finite (a step wrote NaN into them), its input already not (the batch, or an op
+        // outside any module), or neither (the module itself made it).
+        let why = match (f.parameters_finite, f.inputs_finite) {
+            (Some(false), _) => {
+                ", whose own weights were already not finite (an earlier step wrote NaN into them)"
+            }
+            (_, Some(false)) => {
+                ", whose input was already not finite (the batch itself, or an op outside any module)"
+            }
+            (Some(true), Some(true)) => ", from finite inputs and weights",
+            _ => "",
+        };
         parts.push(format!(
-            "the first module whose output was not finite: `{}`{}",
+            "the first module whose output was not finite: `{}`{}{why}",
             f.module.as_deref().unwrap_or("?"),
             f.class
                 .as_ref()

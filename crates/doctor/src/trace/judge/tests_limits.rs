@@ -150,3 +150,20 @@ fn every_op_has_words_and_a_fix() {
         );
     }
 }
+
+#[test]
+fn the_first_module_says_whether_its_weights_or_its_input_were_already_not_finite() {
+    let summary = |params: bool, inputs: bool| {
+        let mut r = clean(30);
+        r.insert(
+            r.len() - 1,
+            json!({"kind": "nonfinite", "step": 5, "phase": "forward", "module": "net.0",
+                   "class": "Linear", "frames": [], "inputs_finite": inputs,
+                   "parameters_finite": params}),
+        );
+        of(&r, Symptom::Nonfinite)[0].summary.clone()
+    };
+    assert!(summary(false, true).contains("own weights were already not finite"));
+    assert!(summary(true, false).contains("input was already not finite"));
+    assert!(summary(true, true).contains("from finite inputs and weights"));
+}
