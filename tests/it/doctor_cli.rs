@@ -2,9 +2,8 @@
 //! and PLAYBOOK links, exit codes (`--fail-on`), the SVG plot, bad input (exit 2, file and
 //! place named), and `--watch` on a log that is still being written.
 
-use crate::format_writers;
-
 use mldebug_doctor::Symptom;
+use mldebug_sweep_writers::{event_file, Encoding};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -263,8 +262,8 @@ fn watch_follows_a_tensorboard_event_file_too() {
             (1_700_000_000.0 + step as f64, step, "train/loss", loss)
         })
         .collect();
-    let healthy = format_writers::event_file(&points[..20], format_writers::Encoding::Simple);
-    let all = format_writers::event_file(&points, format_writers::Encoding::Simple);
+    let healthy = event_file(&points[..20], Encoding::Simple);
+    let all = event_file(&points, Encoding::Simple);
     assert!(all.starts_with(&healthy));
     watch_until_appended(
         "events.out.tfevents.1700000000.host",

@@ -7,14 +7,11 @@
 //! `cargo test --test it fuzz_corpus_replay::write_seeds -- --ignored`). Inputs found by fuzzing are
 //! added by hand, minimised, next to them.
 
-/// The sweep crate's writers of event files and W&B logs, for the seeds.
-use crate::format_writers;
-
-use format_writers::{
+use mldebug::fuzzing::{run, FILE_MARKER, RECORD_SEPARATOR, TARGETS};
+use mldebug_sweep_writers::{
     event_file, file_version_event, scalar_event, wandb_history_record, wandb_log,
     wandb_run_record, Encoding,
 };
-use mldebug::fuzzing::{run, FILE_MARKER, RECORD_SEPARATOR, TARGETS};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

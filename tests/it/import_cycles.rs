@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// The source folders of the workspace's library crates (each folder's `lib.rs` is its root).
-const RUST_CRATES: [&str; 9] = [
+const RUST_CRATES: [&str; 10] = [
     "src",
     "diagnostics/src",
     "crates/catalog/src",
@@ -22,6 +22,7 @@ const RUST_CRATES: [&str; 9] = [
     "crates/memory/src",
     "crates/report/src",
     "crates/sweep/src",
+    "crates/sweep-writers/src",
     "crates/text/src",
 ];
 

@@ -12,10 +12,6 @@
 #[allow(dead_code)]
 #[path = "../support/cache.rs"]
 mod cache;
-/// The sweep crate's writers of event files and W&B logs (doctor, fuzz seeds, readers).
-#[allow(dead_code)]
-#[path = "../../crates/sweep/tests/integration/support.rs"]
-mod format_writers;
 mod harness_support;
 #[allow(dead_code)]
 #[path = "../support/torch.rs"]

@@ -2,11 +2,9 @@
 //! names the file and the place. Also one real comparison over mixed formats, to show the
 //! readers feed the command end to end.
 
-use crate::format_writers as sweep_readers_support;
-
+use mldebug_sweep_writers::*;
 use std::path::Path;
 use std::process::Command;
-use sweep_readers_support::*;
 
 /// Runs `mldebug sweep-compare <paths>`; returns (exit code, stdout, stderr).
 fn sweep_compare(paths: &[&Path], extra: &[&str]) -> (i32, String, String) {

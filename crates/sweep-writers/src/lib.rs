@@ -1,12 +1,17 @@
-//! Writers for the run-file formats the sweep readers read, so that tests build their fixtures
-//! in a temporary directory. The TFRecord/protobuf encoder here is written independently of the
-//! reader (a bitwise CRC-32C, not the reader's table), so a shared mistake cannot hide.
+//! Writers for the run-file formats the sweep readers (`mldebug-sweep`) read, so that tests
+//! build their fixtures in a temporary directory: TensorBoard event files, W&B run logs, MLflow's
+//! tables. Test support only, a dev-dependency of the sweep crate's integration tests and of the
+//! mldebug binary's (the doctor, the fuzz seeds, the readers on the command line), which both
+//! use it the same way, as a crate.
+//!
+//! The TFRecord/protobuf encoder here is written independently of the reader (a bitwise
+//! CRC-32C, not the reader's table), so a shared mistake cannot hide.
 //!
 //! The event-file encoder was checked once against the official reader: files it wrote in each
 //! of the three scalar encodings were loaded with TensorBoard 2.21.0's
 //! `event_file_loader.LegacyEventFileLoader` (which checks the length CRC) and gave back the same
 //! wall times, steps, tags and values. Its first record is also byte-identical to the one
-//! tensorboardX writes (see `a_file_written_by_tensorboardx`).
+//! tensorboardX writes (the sweep crate's test `a_file_written_by_tensorboardx`).
 
 use std::path::{Path, PathBuf};
 
@@ -34,6 +39,7 @@ pub fn crc32c_bitwise(data: &[u8]) -> u32 {
     !crc
 }
 
+/// TFRecord's masked CRC-32C of `data`.
 pub fn masked_crc(data: &[u8]) -> u32 {
     let c = crc32c_bitwise(data);
     c.rotate_right(15).wrapping_add(0xa282_ead8)

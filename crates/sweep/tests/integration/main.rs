@@ -7,5 +7,3 @@ mod extreme_values;
 mod readers;
 mod readers_errors;
 mod readers_scale;
-#[allow(dead_code)]
-mod support;

@@ -1,8 +1,8 @@
 //! The sweep readers on small files in each real format, written by the tests themselves.
 
-use crate::support::*;
 use mldebug_sweep::readers::{read_paths, read_paths_detailed};
 use mldebug_sweep::record::RunRecord;
+use mldebug_sweep_writers::*;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,8 @@
 //! Malformed run files: each must give an error that names the file and the place, with exit
 //! code 2, never a half-read run.
 
-use crate::support::*;
 use mldebug_sweep::readers::read_paths;
+use mldebug_sweep_writers::*;
 use std::path::Path;
 
 /// The error message for reading `path`, checked to be an input error (exit 2).

@@ -2,8 +2,8 @@
 //! Prints the time taken; the bound asserted is loose (debug builds, a shared machine) and only
 //! catches a reader that went quadratic or serial-slow.
 
-use crate::support::write;
 use mldebug_sweep::readers::read_paths;
+use mldebug_sweep_writers::write;
 use std::time::{Duration, Instant};
 
 /// Files in the sweep.
