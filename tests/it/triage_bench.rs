@@ -17,7 +17,16 @@
 //!   from the old ones (86.7% top-1, 96.7% top-3 over 30 phrasings).
 //! - `tests/fixtures/triage_holdout5.tsv`: two phrasings for every row (80), written from a
 //!   one-line description of each symptom without reading the rows, the matcher or the other
-//!   sets, and measured once (83.8% top-1, 93.8% top-3).
+//!   sets, and measured once (83.8% top-1, 93.8% top-3). The rules for a first loss against
+//!   ln C and for a number after a reference word were later written from the classes of its
+//!   misses, so it is no longer a clean measure.
+//! - `tests/fixtures/triage_holdout6.tsv`: three phrasings for every row (120: a short query, a
+//!   question with details, a pasted log), written the same way and measured once (66.7% top-1,
+//!   84.2% top-3); the pasted curves, near-perfect first-epoch metrics and everyday wordings it
+//!   missed were then read as general rules (a curve's trend, a first loss against ln C), so it
+//!   is now a development set.
+//! - `tests/fixtures/triage_holdout7.tsv`: 120 more, written the same way after those rules and
+//!   measured once (73.3% top-1, 92.5% top-3).
 //!
 //! Both report top-1 and top-3 accuracy (`cargo test --test it triage_bench:: -- --nocapture`).
 //! The tuned set must reach at least 90% top-1 and 100% top-3; the held-out set is reported and
@@ -172,6 +181,8 @@ fn held_out_sets_generalise() {
         "tests/fixtures/triage_holdout3.tsv",
         "tests/fixtures/triage_holdout4.tsv",
         "tests/fixtures/triage_holdout5.tsv",
+        "tests/fixtures/triage_holdout6.tsv",
+        "tests/fixtures/triage_holdout7.tsv",
     ] {
         held_out(path);
     }
