@@ -89,21 +89,24 @@ def _torch_ready():
             package = importlib.util.module_from_spec(spec)
             sys.modules["mldebug_run"] = package
             spec.loader.exec_module(package)
-        package.install()
+        package.install(watch)
     except Exception as err:  # never the program's end
         _report("install", err)
 
 
-class _TorchImportWatcher:
-    """A meta-path finder that answers for `torch` only: it finds torch's spec with the finders
-    after it and wraps that loader's `exec_module`, so `_torch_ready` runs once torch's own
-    `__init__` (and everything it imports) has completed."""
+class _ImportWatcher:
+    """A meta-path finder that answers for one top-level package only: it finds the package's
+    spec with the finders after it and wraps that loader's `exec_module`, so `ready` runs once
+    the package's own `__init__` (and everything it imports) has completed. The probes watch
+    peft with it too (`watch`, handed to the package at install)."""
 
-    def __init__(self):
+    def __init__(self, name, ready):
+        self._name = name
+        self._ready = ready
         self._busy = False
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname != "torch" or self._busy:
+        if fullname != self._name or self._busy:
             return None
         self._busy = True
         try:
@@ -130,7 +133,10 @@ class _TorchImportWatcher:
             except AttributeError:
                 pass
             watcher.remove()
-            _torch_ready()
+            try:
+                watcher._ready()
+            except Exception as err:  # never the program's import
+                _report(watcher._name, err)
 
         try:
             loader.exec_module = exec_module
@@ -143,6 +149,14 @@ class _TorchImportWatcher:
             sys.meta_path.remove(self)
         except ValueError:
             pass
+
+
+def watch(name, ready):
+    """Run `ready` once the top-level package `name` has finished importing: now if it has."""
+    if name in sys.modules:
+        ready()
+    else:
+        sys.meta_path.insert(0, _ImportWatcher(name, ready))
 
 
 def _mark(what):
@@ -177,11 +191,9 @@ def _start():
         import atexit
 
         atexit.register(_at_exit)
-    if "torch" in sys.modules:
-        _torch_ready()
-    else:
+    if "torch" not in sys.modules:
         _debug("waiting for the program to import torch")
-        sys.meta_path.insert(0, _TorchImportWatcher())
+    watch("torch", _torch_ready)
 
 
 try:

@@ -31,8 +31,9 @@ def _after_fork_in_child():
         pass
 
 
-def install():
-    """Install every hook and wrapper; idempotent; a no-op without MLDEBUG_RUN_DIR."""
+def install(watch):
+    """Install every hook and wrapper; idempotent; a no-op without MLDEBUG_RUN_DIR. `watch`
+    is the bootstrap's `watch(name, ready)`: run `ready` once a package has been imported."""
     run_dir = os.environ.get("MLDEBUG_RUN_DIR")
     if _state.STATE is not None or not run_dir:
         return
@@ -44,7 +45,7 @@ def install():
     patches.install_patches(torch)
     from .probes import adapters
 
-    adapters.install()
+    adapters.install(watch)
     stop.install()
     if hasattr(os, "register_at_fork"):
         os.register_at_fork(after_in_child=_after_fork_in_child)

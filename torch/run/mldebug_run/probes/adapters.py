@@ -4,9 +4,9 @@ later step of optimizer 0 when configs were built since its last record): a prog
 pretrains a base first and builds its adapter config afterwards is seen at its second
 optimizer's first step.
 
-A config is seen when it is constructed: once `peft` has been imported (a meta-path finder
-answers for `peft` only and runs `_peft_ready` after its `__init__`, or at install time when
-it is already imported), `peft.config.PeftConfigMixin.__new__` is replaced by one that makes
+A config is seen when it is constructed: once `peft` has been imported (the bootstrap's import
+watcher runs `_peft_ready` after peft's `__init__`, or at install time when it is already
+imported), `peft.config.PeftConfigMixin.__new__` is replaced by one that makes
 the object as before and remembers it. Every config class (LoraConfig, IA3Config, ...) derives
 from that base, and a copy (`copy.deepcopy`) is made through it too. At most CONFIGS_KEPT are
 remembered, by weak reference where the class allows one. An adapter module is a module of a
@@ -30,63 +30,10 @@ _patched = False
 _recorded = 0  # len(_configs) at the last record
 
 
-class _PeftWatcher:
-    """A meta-path finder for `peft` only: wraps its loader so `_peft_ready` runs once the
-    package has finished importing (the way the bootstrap watches torch)."""
-
-    def __init__(self):
-        self._busy = False
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != "peft" or self._busy:
-            return None
-        self._busy = True
-        try:
-            spec = None
-            for finder in list(sys.meta_path):
-                find = getattr(finder, "find_spec", None)
-                if finder is self or find is None:
-                    continue
-                spec = find(fullname, path, target)
-                if spec is not None:
-                    break
-        finally:
-            self._busy = False
-        loader = getattr(spec, "loader", None)
-        original = getattr(loader, "exec_module", None)
-        if original is None:
-            return spec
-        watcher = self
-
-        def exec_module(module):
-            original(module)
-            try:
-                del loader.exec_module
-            except AttributeError:
-                pass
-            watcher.remove()
-            _peft_ready()
-
-        try:
-            loader.exec_module = exec_module
-        except (AttributeError, TypeError):
-            return spec
-        return spec
-
-    def remove(self):
-        try:
-            sys.meta_path.remove(self)
-        except ValueError:
-            pass
-
-
 @probe("adapters")
-def install():
-    """Watch for peft: patch now if it is imported, else when it is."""
-    if "peft" in sys.modules:
-        _peft_ready()
-    else:
-        sys.meta_path.insert(0, _PeftWatcher())
+def install(watch):
+    """Patch peft once it is imported (now, if it is), with the bootstrap's import watcher."""
+    watch("peft", _peft_ready)
 
 
 @probe("adapters")
