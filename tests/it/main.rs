@@ -17,6 +17,10 @@ mod harness_support;
 #[path = "../support/torch.rs"]
 mod support;
 mod sweep_support;
+/// The torch zoo's fixtures: which case, its arguments and verdict (shared with the live tier).
+#[allow(dead_code)]
+#[path = "../support/torch_zoo.rs"]
+mod torch_zoo;
 /// The run zoo's fixtures: which program, which key (shared with the live tier).
 #[allow(dead_code)]
 #[path = "../support/zoo_fixtures.rs"]
@@ -63,6 +67,7 @@ mod sweep_compare_cli;
 mod sweep_compare_snapshots;
 mod sweep_readers_cli;
 mod sweeps_doc_tables;
+mod torch_zoo_fixtures;
 mod triage_bench;
 mod triage_cli;
 mod zoo_matrix;

@@ -7,6 +7,8 @@
 mod cache;
 #[path = "../support/torch.rs"]
 mod support;
+#[path = "../support/torch_zoo.rs"]
+mod torch_zoo;
 #[path = "../support/zoo_fixtures.rs"]
 mod zoo_fixtures;
 

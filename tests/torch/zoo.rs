@@ -1,163 +1,136 @@
-//! The PyTorch zoo matrix (`torch/zoo/zoo.json`): over 5 seeds, a clean model fails no check
-//! (and errors in none), and a twin fails each check it breaks in at least 4 of the 5. Each
-//! model and check runs once with `--seeds 0-4` (one driver process for the five seeds, as a user
-//! would run it; `cli::a_run_over_several_seeds_measures_what_each_seed_alone_does` shows that
-//! a seed's report is the same there as alone). A rerun reads the driver's kept measurements
-//! while the driver, the model's folder, the request and the interpreter are unchanged
-//! (`MLDEBUG_TORCH_REPLAY`, src/torch/replay.rs, [`cache`]).
+//! The PyTorch zoo matrix's live tier (`torch/zoo/zoo.json`): over 5 seeds, a clean model fails
+//! no check (and errors in none), and a twin fails each check it breaks in at least 4 of the 5.
+//! Each model and check runs once with `--seeds 0-4` (one driver process for the five seeds, as
+//! a user would run it; `cli::a_run_over_several_seeds_measures_what_each_seed_alone_does`
+//! shows that a seed's report is the same there as alone).
+//!
+//! What the driver measured is committed (see [`fixtures`]): a case whose fixture was
+//! measured under today's key is replayed from it (the judge tier, `tests/it/torch_zoo_fixtures.rs`,
+//! does the same without torch); a case whose key changed (the driver, its model or torch), or
+//! whose request the binary no longer makes, is measured again, and the test fails until the
+//! fixtures are blessed (`MLDEBUG_BLESS=1`). `MLDEBUG_TEST_FULL=1` or `MLDEBUG_TEST_RERUN=1`
+//! measures every case.
 
 use super::cache;
-use super::support::{json_doc, python, repo};
-use std::process::Command;
+use super::support::python;
+use super::torch_zoo::{self as fixtures, Case, BLESS};
+use super::zoo_fixtures::{blessing, full};
 use std::sync::Mutex;
 
-const SEEDS: u64 = 5;
-const TWIN_MIN_FAILS: usize = 4;
+/// Driver processes at once: two keep two cores busy.
+const WORKERS: usize = 2;
 
-struct Job {
-    model: String,
-    args: Vec<String>,
-    /// The check a twin must fail; `None` for a clean model (every check, none may fail).
-    must_fail: Option<String>,
+/// What became of one case.
+struct Outcome {
+    problems: Vec<String>,
+    /// Why its fixture is stale, when it is and was not blessed.
+    stale: Option<&'static str>,
+    measured: bool,
+    blessed: bool,
+    seconds: f64,
 }
 
-fn jobs() -> Vec<Job> {
-    let text = std::fs::read_to_string(repo().join("torch/zoo/zoo.json")).unwrap();
-    let zoo: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
-    let mut jobs = Vec::new();
-    for m in &zoo {
-        let name = m["name"].as_str().unwrap().to_string();
-        let target = m["target"].as_str().unwrap();
-        let spec = match target.strip_prefix("hf:") {
-            Some(rest) => format!("hf:torch/zoo/{rest}"),
-            None => format!("torch/zoo/{target}"),
-        };
-        let mut extra = vec!["--torch".to_string(), spec];
-        if let Some(l) = m["lora"].as_str() {
-            extra.extend(["--lora".to_string(), l.to_string()]);
-        }
-        let breaks: Vec<String> = m["breaks"]
-            .as_array()
-            .map(|b| b.iter().map(|c| c.as_str().unwrap().to_string()).collect())
-            .unwrap_or_default();
-        let clean = m["clean"].as_bool().unwrap();
-        assert!(
-            clean == breaks.is_empty(),
-            "{name}: a clean model breaks nothing, a twin something"
-        );
-        let checks = if clean {
-            vec![None]
-        } else {
-            breaks.iter().cloned().map(Some).collect()
-        };
-        for check in checks {
-            let mut args = vec!["--json".to_string(), "check".to_string()];
-            args.push(check.clone().unwrap_or_else(|| "all".to_string()));
-            args.extend(extra.iter().cloned());
-            args.extend(["--seeds".to_string(), format!("0-{}", SEEDS - 1)]);
-            jobs.push(Job {
-                model: name.clone(),
-                args,
-                must_fail: check,
-            });
+fn run(case: &Case, key: u64) -> Outcome {
+    let started = std::time::Instant::now();
+    let scratch = tempfile::tempdir().expect("a temporary folder");
+    let kept = scratch.path().join("kept.jsonl");
+    let current = case.fixture_key() == Some(key);
+    let live = !current || full() || !cache::enabled();
+    if !live {
+        std::fs::copy(case.fixture(), &kept).expect("copy the fixture");
+    }
+    let out = case.check(&kept, python());
+    let (mut problems, _) = case.verdict(&out);
+    let measured = fixtures::measured_now(&kept);
+    let stale = if !case.fixture().is_file() {
+        Some("missing")
+    } else if !current {
+        Some("measured with another driver, model or torch")
+    } else if !live && measured {
+        // A current fixture the binary did not replay answers another request (a new default).
+        Some("measured for another request than the binary makes now")
+    } else {
+        None
+    };
+    let mut blessed = false;
+    if blessing() && (measured || stale.is_some()) {
+        match case.bless(&kept, key) {
+            Ok(()) => blessed = true,
+            Err(e) => problems.push(format!("{}: not blessed: {e}", case.name)),
         }
     }
-    jobs
-}
-
-/// (model, check) -> how many seeds failed it; and the clean models' false alarms.
-#[derive(Default)]
-struct Tally {
-    twin_fails: std::collections::BTreeMap<(String, String), Vec<u64>>,
-    false_alarms: Vec<String>,
-}
-
-fn run(job: &Job, tally: &Mutex<Tally>) {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_mldebug"));
-    command
-        .args(&job.args)
-        .env("MLDEBUG_PYTHON", python())
-        .env("OMP_NUM_THREADS", "1")
-        .current_dir(repo());
-    // The driver's measurements are kept and read again while nothing that produced them
-    // changed (src/torch/replay.rs); every verdict is judged anew by the binary under test.
-    if cache::enabled() {
-        command.env("MLDEBUG_TORCH_REPLAY", cache::dir("torch-zoo"));
-    }
-    let out = command.output().expect("run mldebug");
-    let doc = json_doc(&out);
-    let reports = doc["reports"].as_array().cloned().unwrap_or_default();
-    let mut t = tally.lock().unwrap();
-    if reports.len() != SEEDS as usize {
-        t.false_alarms.push(format!(
-            "{}: {} reports for {SEEDS} seeds:\n{doc}",
-            job.model,
-            reports.len()
-        ));
-        return;
-    }
-    for report in &reports {
-        let seed = report["seed"].as_u64().expect("seed");
-        let checks = report["checks"].as_array().cloned().unwrap_or_default();
-        match &job.must_fail {
-            None => {
-                for c in &checks {
-                    let status = c["status"].as_str().unwrap_or("");
-                    if status == "fail" || status == "error" {
-                        t.false_alarms.push(format!(
-                            "{} seed {seed}: {} {status}: {}",
-                            job.model, c["check"], c["summary"]
-                        ));
-                    }
-                }
-            }
-            Some(check) => {
-                let failed = checks
-                    .iter()
-                    .any(|c| c["check"] == check.as_str() && c["status"] == "fail");
-                let e = t
-                    .twin_fails
-                    .entry((job.model.clone(), check.clone()))
-                    .or_default();
-                if failed {
-                    e.push(seed);
-                }
-            }
-        }
+    Outcome {
+        problems,
+        stale: stale.filter(|_| !blessing()),
+        measured,
+        blessed,
+        seconds: started.elapsed().as_secs_f64(),
     }
 }
 
 #[test]
 fn clean_models_fail_nothing_and_twins_fail_what_they_break() {
-    let jobs = jobs();
-    let tally = Mutex::new(Tally::default());
-    let next = Mutex::new(0usize);
+    let versions = fixtures::versions(python());
+    let cases = fixtures::cases();
+    let queue = Mutex::new(cases.iter().rev().collect::<Vec<_>>());
+    let outcomes = Mutex::new(Vec::<(String, Outcome)>::new());
     std::thread::scope(|s| {
-        for _ in 0..2 {
+        for _ in 0..WORKERS {
             s.spawn(|| loop {
-                let i = {
-                    let mut n = next.lock().unwrap();
-                    *n += 1;
-                    *n - 1
+                let Some(case) = queue.lock().unwrap().pop() else {
+                    break;
                 };
-                let Some(job) = jobs.get(i) else { break };
-                run(job, &tally);
+                let outcome = run(case, case.key(&versions));
+                outcomes.lock().unwrap().push((case.name.clone(), outcome));
             });
         }
     });
-    let t = tally.into_inner().unwrap();
-    let mut problems = t.false_alarms.clone();
-    let twins: std::collections::BTreeSet<(String, String)> = jobs
+    let mut outcomes = outcomes.into_inner().unwrap();
+    outcomes.sort_by(|a, b| a.0.cmp(&b.0));
+    let measured: Vec<String> = outcomes
         .iter()
-        .filter_map(|j| j.must_fail.clone().map(|c| (j.model.clone(), c)))
+        .filter(|o| o.1.measured)
+        .map(|o| format!("{} ({:.0} s)", o.0, o.1.seconds))
         .collect();
-    for key in &twins {
-        let seeds = t.twin_fails.get(key).cloned().unwrap_or_default();
-        if seeds.len() < TWIN_MIN_FAILS {
-            problems.push(format!(
-                "{} must fail {} in at least {TWIN_MIN_FAILS} of {SEEDS} seeds; it failed in {:?}",
-                key.0, key.1, seeds
-            ));
+    println!(
+        "{} cases, {} measured: {}",
+        outcomes.len(),
+        measured.len(),
+        measured.join(", ")
+    );
+    let blessed: Vec<&str> = outcomes
+        .iter()
+        .filter(|o| o.1.blessed)
+        .map(|o| o.0.as_str())
+        .collect();
+    if !blessed.is_empty() {
+        println!(
+            "blessed {} fixture(s): {}",
+            blessed.len(),
+            blessed.join(", ")
+        );
+    }
+    let stale: Vec<String> = outcomes
+        .iter()
+        .filter_map(|o| o.1.stale.map(|why| format!("  {}: {why}", o.0)))
+        .collect();
+    let mut problems: Vec<String> = outcomes.into_iter().flat_map(|o| o.1.problems).collect();
+    if !stale.is_empty() {
+        problems.push(format!(
+            "{} fixture(s) in tests/fixtures/torch_zoo are stale:\n{}\n{BLESS}",
+            stale.len(),
+            stale.join("\n")
+        ));
+    }
+    // A fixture of no case (a model renamed or taken out of the zoo): removed by a bless.
+    for path in fixtures::fixtures() {
+        if cases.iter().any(|c| c.fixture() == path) {
+            continue;
+        }
+        if blessing() {
+            let _ = std::fs::remove_file(&path);
+        } else {
+            problems.push(format!("{}: no case of that name: {BLESS}", path.display()));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
