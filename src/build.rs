@@ -1,6 +1,6 @@
 //! Generates the lists of files embedded in the binary (`include_str!`), found on disk at build
 //! time so a new file is embedded without editing any list:
-//! - the catalog: SKILL.md, PLAYBOOK.md, refs/*.md and evidence/*.yaml;
+//! - the catalog: SKILL.md, PLAYBOOK.md, refs/*.md, refs/*.tsv and evidence/*.yaml;
 //! - the PyTorch zoo: every `.py` and `.json` file under torch/zoo/ (`mldebug demo --torch`
 //!   writes them out and runs them);
 //! - the run probes: every `.py` file under torch/run/ but its tests (`mldebug run` writes them
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 /// Top-level files of the catalog, then the folders whose files of the given extension belong to it.
 const TOP_FILES: [&str; 2] = ["SKILL.md", "PLAYBOOK.md"];
-const FOLDERS: [(&str, &str); 2] = [("refs", "md"), ("evidence", "yaml")];
+const FOLDERS: [(&str, &str); 3] = [("refs", "md"), ("refs", "tsv"), ("evidence", "yaml")];
 
 fn main() {
     let root =

@@ -10,7 +10,7 @@ fn on_disk() -> Vec<String> {
         .filter(|f| root.join(f).is_file())
         .map(String::from)
         .collect();
-    for (dir, ext) in [("refs", "md"), ("evidence", "yaml")] {
+    for (dir, ext) in mldebug::catalog::FOLDERS {
         let Ok(rd) = std::fs::read_dir(root.join(dir)) else {
             continue;
         };

@@ -1,4 +1,4 @@
-//! The catalog: SKILL.md, PLAYBOOK.md, refs/*.md and evidence/*.yaml parsed into typed data
+//! The catalog: SKILL.md, PLAYBOOK.md, refs/*.md, refs/*.tsv and evidence/*.yaml parsed into typed data
 //! ([`Catalog`]) that the knowledge commands answer from.
 //!
 //! The files come as (path, text) pairs ([`parse_files`]: the binary embeds them at build time)
@@ -19,6 +19,7 @@ pub mod lines;
 pub mod lookup;
 pub mod markdown;
 pub mod model;
+pub mod phrasings;
 pub mod quote_match;
 mod read;
 pub mod records;
@@ -30,8 +31,8 @@ pub use error::{Error, Result};
 pub use read::from_dir;
 
 pub use model::{
-    Catalog, Check, Entry, Excerpt, Footnote, Location, Problem, Quote, QuoteStatus, Source,
-    Symptom,
+    Catalog, Check, Entry, Excerpt, Footnote, Location, Phrasing, Problem, Quote, QuoteStatus,
+    Source, Symptom,
 };
 
 use mldebug_report::CheckId;
@@ -43,6 +44,10 @@ pub const SKILL_FILE: &str = "SKILL.md";
 pub const PLAYBOOK_FILE: &str = "PLAYBOOK.md";
 /// The check sections (`check-<id>`).
 pub const DIAGNOSTICS_FILE: &str = "refs/diagnostics.md";
+/// The folders whose files of the given extension belong to the catalog (beside SKILL.md and
+/// PLAYBOOK.md): the references, the phrasings triage indexes, the evidence. The build script
+/// that embeds them keeps its own copy, held to this one by a test.
+pub const FOLDERS: [(&str, &str); 3] = [("refs", "md"), ("refs", "tsv"), ("evidence", "yaml")];
 
 /// Parse catalog files given as (relative path, text).
 pub fn parse_files(files: Vec<(String, String)>) -> Catalog {
@@ -70,6 +75,10 @@ pub fn parse_files(files: Vec<(String, String)>) -> Catalog {
                 c.front_matter = fm;
                 c.problems.extend(problems);
             }
+        } else if path.ends_with(".tsv") {
+            let (p, problems) = phrasings::parse(path, text);
+            c.phrasings.extend(p);
+            c.problems.extend(problems);
         } else if path.ends_with(".yaml") {
             match evidence::parse(path, text) {
                 Ok(s) => c.sources.push(s),
@@ -101,6 +110,14 @@ pub fn parse_files(files: Vec<(String, String)>) -> Catalog {
             }
         })
         .collect();
+    for p in &c.phrasings {
+        if !c.symptoms.iter().any(|s| s.id == p.id) {
+            c.problems.push(Problem {
+                location: p.location.clone(),
+                message: format!("`{}` is not a symptom row of {PLAYBOOK_FILE}", p.id),
+            });
+        }
+    }
     link_quotes(&mut c);
     c.index_quotes();
     c.problems.iter_mut().for_each(limits::clean);

@@ -215,6 +215,19 @@ pub struct CheckMention {
     pub location: Location,
 }
 
+/// One phrasing of a symptom (`refs/*.tsv`, see `phrasings`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Phrasing {
+    /// The symptom row's id.
+    pub id: String,
+    /// Where the phrasing came from (a set's short name).
+    pub set: String,
+    /// The words, as people wrote them.
+    pub text: String,
+    /// Where it is written.
+    pub location: Location,
+}
+
 /// Something wrong with the catalog, at a place.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct Problem {
@@ -254,6 +267,8 @@ pub struct Catalog {
     pub footnote_refs: Vec<(String, Location)>,
     /// The destination of every link and image in the Markdown, as written, and its place.
     pub links: Vec<(String, Location)>,
+    /// How people describe the symptom rows (`refs/*.tsv`), for triage.
+    pub phrasings: Vec<Phrasing>,
     /// SKILL.md's front matter, once parsed.
     pub front_matter: Option<FrontMatter>,
     /// Problems found while parsing (malformed Markdown or YAML); `verify` adds the rest.

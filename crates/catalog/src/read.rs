@@ -31,7 +31,7 @@ pub fn from_dir(dir: &Path) -> Result<Catalog> {
             _ => files.push((name.to_string(), read(&path)?)),
         }
     }
-    for (sub, ext) in [("refs", "md"), ("evidence", "yaml")] {
+    for (sub, ext) in crate::FOLDERS {
         for n in list(&dir.join(sub), ext)? {
             let rel = format!("{sub}/{n}");
             files.push((rel.clone(), read(&dir.join(&rel))?));

@@ -53,13 +53,14 @@ pub fn layout_error(rel: &str, manifest: &str) -> Option<&'static str> {
             manifest,
         ]
         .contains(top),
-        ["refs", name] => name.ends_with(".md"),
-        ["evidence", name] => name.ends_with(".yaml"),
-        ["torch", name] => name.ends_with(".py"),
+        [folder, name] if *folder == "torch" => name.ends_with(".py"),
+        [folder, name] => crate::catalog::FOLDERS
+            .iter()
+            .any(|(f, ext)| f == folder && name.ends_with(&format!(".{ext}"))),
         _ => false,
     };
     (!ok).then_some(
-        "is not a file of the skill (SKILL.md, PLAYBOOK.md, refs/*.md, evidence/*.yaml, torch/*.py)",
+        "is not a file of the skill (SKILL.md, PLAYBOOK.md, refs/*.md, refs/*.tsv, evidence/*.yaml, torch/*.py)",
     )
 }
 
