@@ -240,7 +240,7 @@ fn query(data: &[u8]) -> bool {
 
 /// The `catalog` target's files: text before the first `%%% <path>` line is SKILL.md. Paths
 /// other than the catalog's own (`SKILL.md`, `PLAYBOOK.md`, `refs/<name>.md`,
-/// `evidence/<name>.yaml`, names of ASCII letters, digits, `-` and `_`) drop their file.
+/// `refs/<name>.tsv`, `evidence/<name>.yaml`, names of ASCII letters, digits, `-` and `_`) drop their file.
 fn catalog_files(data: &[u8]) -> Vec<(String, &[u8])> {
     let mut out = Vec::new();
     let mut path = Some(catalog::SKILL_FILE.to_string());
@@ -281,12 +281,13 @@ fn is_catalog_path(p: &str) -> bool {
     };
     p == catalog::SKILL_FILE
         || p == catalog::PLAYBOOK_FILE
-        || p.strip_prefix("refs/")
-            .and_then(|n| n.strip_suffix(".md"))
-            .is_some_and(plain)
-        || p.strip_prefix("evidence/")
-            .and_then(|n| n.strip_suffix(".yaml"))
-            .is_some_and(plain)
+        || catalog::FOLDERS.iter().any(|(folder, ext)| {
+            p.strip_prefix(folder)
+                .and_then(|n| n.strip_prefix('/'))
+                .and_then(|n| n.strip_suffix(ext))
+                .and_then(|n| n.strip_suffix('.'))
+                .is_some_and(plain)
+        })
 }
 
 /// The pieces of `data` between [`RECORD_SEPARATOR`]s.
@@ -405,7 +406,7 @@ mod tests {
 
     #[test]
     fn catalog_input_splits_at_markers_and_drops_foreign_paths() {
-        let input = b"skill\n%%% PLAYBOOK.md\nplay\n%%% ../x.md\nlost\n%%% refs/a_b-1.md\nref\n%%% evidence/s.yaml\nid: s\n%%% refs/.md\nlost too";
+        let input = b"skill\n%%% PLAYBOOK.md\nplay\n%%% ../x.md\nlost\n%%% refs/a_b-1.md\nref\n%%% evidence/s.yaml\nid: s\n%%% refs/.md\nlost too\n%%% refs/p.tsv\nloss-nan\tx\tnan\n%%% refs/p.yaml\nlost";
         let files = catalog_files(input);
         let got: Vec<(&str, &[u8])> = files.iter().map(|(p, t)| (p.as_str(), *t)).collect();
         assert_eq!(
@@ -415,6 +416,7 @@ mod tests {
                 ("PLAYBOOK.md", b"play\n"),
                 ("refs/a_b-1.md", b"ref\n"),
                 ("evidence/s.yaml", b"id: s\n"),
+                ("refs/p.tsv", b"loss-nan\tx\tnan\n"),
             ]
         );
     }
