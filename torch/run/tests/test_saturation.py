@@ -67,6 +67,14 @@ class AtTheLimit(unittest.TestCase):
         op = only_op(records("pow_half")[0])
         self.assertEqual((op["op"], op["exponent"]), ("pow", 0.5))
 
+    def test_a_checkpointed_region_is_not_unpacked(self):
+        # reading its saved tensors would recompute the region's forward: left unread
+        result = run([SATURATION, "--case", "log_zero_checkpointed", "--steps", "4"], steps=0)
+        assert result.rc == 0, result.stderr
+        records = only_trace(result)
+        self.assertEqual([r for r in kind(records, "saturation") if r["when"] == "heavy"], [])
+        self.assertEqual(len(kind(records, "model")), 1)
+
     def test_the_same_ops_clear_of_their_limits_give_nothing(self):
         self.assertEqual(records("clean"), [])
 

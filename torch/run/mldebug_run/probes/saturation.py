@@ -27,7 +27,9 @@ weights that step wrote. The walk visits at most NODES_MAX nodes, breadth first 
 most OPS_MAX, nearest the loss first. Reading each op's count is one small reduction and one
 read-back per op, on those few steps only.
 
-What it never does: keep a graph or a tensor, or walk on a step not listed above.
+What it never does: keep a graph or a tensor, walk on a step not listed above, or unpack a
+tensor saved under a saved-tensor hook (gradient checkpointing would recompute its forward,
+an offload copy it back): those ops are not read.
 """
 
 import math
@@ -119,6 +121,8 @@ def walk(torch, root):
 
 def _measure(torch, fn, entry, depth):
     op, attr, test = entry
+    if _hooked(fn, attr):
+        return None
     try:
         saved = getattr(fn, attr)
     except (RuntimeError, AttributeError):  # freed by an earlier backward, or not saved
@@ -152,6 +156,18 @@ def _measure(torch, fn, entry, depth):
         "singular": counts["singular"], "subnormal": counts["subnormal"],
         "min": counts["min"], "exponent": exponent, "depth": depth,
     }
+
+
+def _hooked(fn, attr):
+    """Whether reading the saved tensor would run a saved-tensor hook of the program's: a
+    checkpointed region recomputes its forward when unpacked, an offload copies back to the
+    device. Those are left unread (`_raw_saved_*` tells without unpacking; a torch that cannot
+    tell is not read either). A Python number has no raw form and no hook."""
+    try:
+        raw = getattr(fn, "_raw" + attr)
+    except (RuntimeError, AttributeError):
+        return False
+    return getattr(raw, "unpack_hook", True) is not None
 
 
 def _counts(torch, x, test, tiny, exponent):
