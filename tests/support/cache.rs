@@ -69,7 +69,11 @@ pub fn write(to: &Path, bytes: &[u8]) {
     if let Some(parent) = to.parent() {
         let _ = std::fs::create_dir_all(parent);
     }
-    let _ = mldebug::atomic_file::write(to, bytes);
+    // Not a failure of the test (the measurement is only not kept), but said: a kept file
+    // that can never be written (a name past the file system's limit) costs every rerun.
+    if let Err(e) = mldebug::atomic_file::write(to, bytes) {
+        eprintln!("test cache: could not keep {}: {e}", to.display());
+    }
 }
 
 /// Keeps the file `from` as `to` ([`write`]).
