@@ -61,6 +61,18 @@ pub(crate) fn text(records: &[Value]) -> String {
 }
 
 /// The records read back as processes.
+/// The findings of one symptom that the judge gives `records`.
+pub(crate) fn of(
+    records: &[Value],
+    symptom: crate::finding::Symptom,
+) -> Vec<crate::finding::Finding> {
+    super::judge(&processes(records))
+        .findings
+        .into_iter()
+        .filter(|f| f.symptom == symptom)
+        .collect()
+}
+
 pub(crate) fn processes(records: &[Value]) -> Vec<Process> {
     parse(&text(records)).expect("a trace the tests wrote reads")
 }

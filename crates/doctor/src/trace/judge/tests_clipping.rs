@@ -1,18 +1,9 @@
 //! The program's clips (`clip-before-unscale`, a jump the clip cut, a hand-written update's
 //! norm after its clip) and the optimizer groups' decay (`decay-on-norms`, `adam-l2-decay`).
 
-use super::judge;
-use super::test_support::{clean, processes, set};
-use crate::finding::{Finding, Severity, Symptom};
+use super::test_support::{clean, of as found, set};
+use crate::finding::{Severity, Symptom};
 use serde_json::{json, Value};
-
-fn found(records: &[Value], symptom: Symptom) -> Vec<Finding> {
-    judge(&processes(records))
-        .findings
-        .into_iter()
-        .filter(|f| f.symptom == symptom)
-        .collect()
-}
 
 /// A clean run whose every step clipped with `clip`.
 fn clipping(clip: Value) -> Vec<Value> {

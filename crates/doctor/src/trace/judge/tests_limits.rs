@@ -2,18 +2,9 @@
 //! was finite) and the op named in the `nonfinite` finding from the graph of the first loss
 //! that was not finite.
 
-use super::judge;
-use super::test_support::{clean, processes};
-use crate::finding::{Finding, Severity, Symptom};
+use super::test_support::{clean, of};
+use crate::finding::{Severity, Symptom};
 use serde_json::{json, Value};
-
-fn of(records: &[Value], symptom: Symptom) -> Vec<Finding> {
-    judge(&processes(records))
-        .findings
-        .into_iter()
-        .filter(|f| f.symptom == symptom)
-        .collect()
-}
 
 fn op(name: &str, elements: u64, singular: u64, subnormal: u64, min: Option<f64>) -> Value {
     json!({"op": name, "grad_fn": "X", "input": null, "dtype": "float32",

@@ -2,17 +2,9 @@
 //! that sums its terms over the batch, warned of when the steps were too large).
 
 use super::judge;
-use super::test_support::{clean, processes, set};
-use crate::finding::{Finding, Severity, Symptom};
+use super::test_support::{clean, of, processes, set};
+use crate::finding::{Severity, Symptom};
 use serde_json::{json, Value};
-
-fn of(records: &[Value], symptom: Symptom) -> Vec<Finding> {
-    judge(&processes(records))
-        .findings
-        .into_iter()
-        .filter(|f| f.symptom == symptom)
-        .collect()
-}
 
 /// A clean run of `steps` steps whose step k finds `alive(k)` of the previous steps' losses
 /// alive (of at most 16 watched), memory growing by `growth` bytes a step; their backward did
