@@ -170,36 +170,41 @@ def _hooked(fn, attr):
     return getattr(raw, "unpack_hook", True) is not None
 
 
+def _limits(torch, x, test, tiny, exponent):
+    """(elements at the singular point, elements just above it or None where the op has no
+    such band, the values whose smallest is reported or None where it would say nothing)."""
+    if test == "log":
+        return x <= 0, (x > 0) & (x < tiny), x
+    if test == "log1p":
+        return x <= -1, None, x
+    if test == "denominator":
+        a = x.abs()
+        return a == 0, (a > 0) & (a < tiny), a
+    if test == "result_inf":
+        return ~torch.isfinite(x), None, None
+    if test == "sqrt_result":
+        return (x == 0) | torch.isnan(x), None, x
+    if test == "pow":
+        return (x == 0 if float(exponent).is_integer() else x <= 0), None, x
+    return x.abs() >= 1, None, None  # "unit"
+
+
 def _counts(torch, x, test, tiny, exponent):
     """Elements at the singular point and just above it (subnormal), and the smallest value
     (of |x| for a denominator) over the finite elements, in one read-back."""
     if not x.is_floating_point():
         x = x.double()
-    finite = torch.isfinite(x)
-    if test == "log":
-        singular, subnormal, probe_values = x <= 0, (x > 0) & (x < tiny), x
-    elif test == "log1p":
-        singular, subnormal, probe_values = x <= -1, torch.zeros_like(finite), x
-    elif test == "denominator":
-        a = x.abs()
-        singular, subnormal, probe_values = a == 0, (a > 0) & (a < tiny), a
-    elif test == "result_inf":
-        singular, subnormal, probe_values = ~finite, torch.zeros_like(finite), x.abs()
-    elif test == "sqrt_result":
-        singular, subnormal, probe_values = (x == 0) | torch.isnan(x), torch.zeros_like(finite), x
-    elif test == "pow":
-        singular = x == 0 if float(exponent).is_integer() else x <= 0
-        subnormal, probe_values = torch.zeros_like(finite), x
-    else:  # "unit"
-        singular, subnormal, probe_values = x.abs() >= 1, torch.zeros_like(finite), x.abs()
-    smallest = torch.where(finite, probe_values, torch.full_like(probe_values, math.inf)).min() \
-        if x.numel() else torch.tensor(math.inf)
-    packed = torch.stack([singular.sum().double(), subnormal.sum().double(),
-                          smallest.double()]).tolist()
+    singular, subnormal, values = _limits(torch, x, test, tiny, exponent)
+    zero = torch.zeros((), dtype=torch.float64, device=x.device)
+    inf = torch.full((), math.inf, dtype=torch.float64, device=x.device)
+    smallest = torch.where(torch.isfinite(values), values, inf).min().double() \
+        if values is not None and values.numel() else inf
+    packed = torch.stack([singular.sum().double(),
+                          subnormal.sum().double() if subnormal is not None else zero,
+                          smallest]).tolist()
     low = packed[2]
-    keep = test in ("log", "log1p", "denominator", "sqrt_result", "pow") and math.isfinite(low)
     return {"singular": int(packed[0]), "subnormal": int(packed[1]),
-            "min": low if keep else None}
+            "min": low if math.isfinite(low) else None}
 
 
 def _tensor_name(t, scalar):
