@@ -64,21 +64,14 @@ pub(super) fn judge(p: &Process, out: &mut Vec<Finding>) {
         .iter()
         .filter(|w| !w.ops.is_empty() && w.step <= any.step)
         .min_by_key(|w| (w.when != "loss", w.step));
+    let mut lines: Vec<String> = frames.iter().map(|f| format!("at {f}")).collect();
     if let Some(w) = walked {
         parts.push(format!(
             "in the graph of step {}'s loss, {}",
             w.step,
             describe(&w.ops[0])
         ));
-    }
-    let mut lines: Vec<String> = frames.iter().map(|f| format!("at {f}")).collect();
-    if let Some(w) = walked {
-        lines.extend(
-            w.ops
-                .iter()
-                .skip(1)
-                .map(|o| format!("also {}", describe(o))),
-        );
+        lines.extend(also(&w.ops));
         lines.push(fix(&w.ops[0]).to_string());
     }
     out.push(
@@ -106,12 +99,7 @@ pub(super) fn judge_limits(p: &Process, out: &mut Vec<Finding>) {
     };
     let first = &w.ops[0];
     let at_limit = first.singular + first.subnormal;
-    let mut lines: Vec<String> = w
-        .ops
-        .iter()
-        .skip(1)
-        .map(|o| format!("also {}", describe(o)))
-        .collect();
+    let mut lines = also(&w.ops);
     if first.singular > 0 {
         lines.push(
             "the loss is finite, so a mask or `torch.where` keeps those values out of it; their \
@@ -135,14 +123,28 @@ pub(super) fn judge_limits(p: &Process, out: &mut Vec<Finding>) {
     );
 }
 
+/// The ops of a walk after its first, a line each.
+fn also(ops: &[SaturatedOp]) -> Vec<String> {
+    ops.iter()
+        .skip(1)
+        .map(|o| format!("also {}", describe(o)))
+        .collect()
+}
+
 /// What one op at its limit received, in words.
 fn describe(o: &SaturatedOp) -> String {
     let dtype = o.dtype.as_deref().unwrap_or("float32");
+    // what a division receives at its limit is its denominator
+    let (one, many) = if o.op == "div" {
+        ("its denominator", "denominators")
+    } else {
+        ("its one input", "inputs")
+    };
     let of = |k: u64| {
         if o.elements == 1 {
-            "its one input".to_string()
+            one.to_string()
         } else {
-            format!("{} of {} inputs", group(k), group(o.elements))
+            format!("{} of {} {many}", group(k), group(o.elements))
         }
     };
     let on = match o.input.as_deref() {
@@ -164,15 +166,11 @@ fn describe(o: &SaturatedOp) -> String {
             of(o.subnormal)
         ),
         "log1p" => format!("`log1p` of a value <= -1 in {}", of(o.singular)),
-        "div" if o.singular > 0 => format!("a division by 0 in {}", of(o.singular))
-            .replace("inputs", "denominators")
-            .replace("its one input", "its denominator"),
+        "div" if o.singular > 0 => format!("a division by 0 in {}", of(o.singular)),
         "div" => format!(
             "a division by a value below {dtype}'s smallest normal number in {}{smallest}",
             of(o.subnormal)
-        )
-        .replace("inputs", "denominators")
-        .replace("its one input", "its denominator"),
+        ),
         "reciprocal" | "rsqrt" => {
             format!("`{}` of 0 (an infinite result) in {}", o.op, of(o.singular))
         }
