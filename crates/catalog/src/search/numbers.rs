@@ -6,6 +6,16 @@
 use super::slot::{Slot, PREFIX};
 use super::text;
 
+/// A slot's one word, the concepts marked on it aside: `None` for a phrase's slot or one that
+/// holds concepts only.
+fn plain(slot: &Slot) -> Option<&str> {
+    let mut words = slot.iter().filter(|w| !w.starts_with(PREFIX));
+    match (words.next(), words.next()) {
+        (Some(w), None) => Some(w.as_str()),
+        _ => None,
+    }
+}
+
 /// Class counts whose chance-level cross-entropy (ln k) people paste: few-way tasks, the usual
 /// benchmark label counts and the vocabularies of common tokenizers.
 const CLASS_COUNTS: &[f64] = &[
@@ -19,14 +29,11 @@ const CLASS_COUNTS: &[f64] = &[
 /// reference (paper, baseline) gets Y", or "X, expected Y", says X is high or low.
 pub fn numbers(slots: &mut Vec<Slot>) {
     let single = |slot: &Slot| -> Option<(f64, usize)> {
-        let [w] = slot.as_slice() else { return None };
+        let w = plain(slot)?;
         let decimals = w.split_once('.').map(|(_, d)| d.len())?;
         w.parse::<f64>().ok().map(|x| (x, decimals))
     };
-    let plain = |slot: &Slot| -> Option<f64> {
-        let [w] = slot.as_slice() else { return None };
-        w.parse::<f64>().ok()
-    };
+    let number = |slot: &Slot| -> Option<f64> { plain(slot)?.parse::<f64>().ok() };
     // Normalised as any text is ("reference" is stemmed; "instead" and "should" are stop words
     // and never reach here), so they meet the query's words.
     const BETWEEN: &[&str] = &[
@@ -57,8 +64,8 @@ pub fn numbers(slots: &mut Vec<Slot>) {
         }
     }
     for i in 0..slots.len() {
-        let Some(x) = plain(&slots[i]) else { continue };
-        let ahead = (i + 1..slots.len().min(i + 7)).find_map(|j| plain(&slots[j]).map(|y| (j, y)));
+        let Some(x) = number(&slots[i]) else { continue };
+        let ahead = (i + 1..slots.len().min(i + 7)).find_map(|j| number(&slots[j]).map(|y| (j, y)));
         let Some((j, y)) = ahead else { continue };
         if x != y && slots[i + 1..j].iter().any(words) {
             let side = if x > y { "big" } else { "small" };
@@ -77,8 +84,7 @@ fn near_perfect_early(slots: &[Slot]) -> Vec<Slot> {
     let metrics = norm_all(&["accuracy", "acc", "auc", "f1", "precision", "recall"]);
     let once = norm_all(&["first", "single", "one", "1"]);
     let epoch = norm_all(&["epoch"]);
-    let word =
-        |i: usize| -> Option<&str> { slots.get(i).and_then(|s| s.first()).map(|w| w.as_str()) };
+    let word = |i: usize| slots.get(i).and_then(plain);
     // written as a metric is ("0.998", "1.0000", "99%"); a bare "1" is a count or an epoch
     let near_perfect = |w: &str| {
         w != "1"
@@ -121,12 +127,7 @@ const NAMED_COUNTS: &[(&str, f64)] = &[
 /// (more than twice: confident wrong logits, unnormalised inputs, a summed loss) or far below
 /// it (under half: the loss or its targets are wrong).
 fn init_scale(slots: &[Slot]) -> Vec<Slot> {
-    let word = |i: usize| -> Option<&str> {
-        match slots.get(i)?.as_slice() {
-            [w] => Some(w.as_str()),
-            _ => None,
-        }
-    };
+    let word = |i: usize| slots.get(i).and_then(plain);
     let value = |i: usize| word(i).and_then(|w| w.parse::<f64>().ok());
     let has = |t: &str| slots.iter().any(|s| s.iter().any(|w| w == t));
     if !has(&format!("{PREFIX}init")) {
