@@ -104,11 +104,34 @@ fn header(r: &Report) -> String {
         ),
     };
     format!(
-        "mldebug run: {}\n  watched {procs} in {:.1} s; {how}\n{}{}",
+        "mldebug run: {}\n  watched {procs} in {:.1} s; {how}\n{}{}{}",
         escape(&r.argv.join(" ")),
         r.outcome.seconds,
         window_line(r),
+        cadence_line(r),
         per_rank(r)
+    )
+}
+
+/// Which light steps were measured, when not every one was (the first such process: ranks
+/// agree on one cadence).
+fn cadence_line(r: &Report) -> String {
+    let Some(p) = r.processes.iter().find(|p| p.measured_every.is_some()) else {
+        return String::new();
+    };
+    let (k, from) = (p.measured_every.unwrap_or(1), p.measured_from.unwrap_or(0));
+    let cost = match (p.measure_s, p.step_s) {
+        (Some(m), Some(s)) => format!(
+            " (a measurement took {:.2} ms on a {:.2} ms step)",
+            m * 1e3,
+            s * 1e3
+        ),
+        _ => String::new(),
+    };
+    format!(
+        "  measured: every step to step {}, then every {k}th{cost}; the steps between had their \
+         loss and times only\n",
+        from.saturating_sub(1)
     )
 }
 

@@ -128,6 +128,13 @@ pub struct ProcessSummary {
     pub peak_memory_bytes: Option<f64>,
     /// The share of its step time (after step 1) spent waiting for a DataLoader.
     pub data_wait_share: Option<f64>,
+    /// From step `measured_from` on, its light steps were measured every `measured_every`
+    /// steps (the others counted: loss, times); `null` when every step was measured.
+    pub measured_every: Option<u64>,
+    pub measured_from: Option<u64>,
+    /// What one measurement cost against the step without it, seconds (calibration medians).
+    pub measure_s: Option<f64>,
+    pub step_s: Option<f64>,
 }
 
 /// The report of one run.
@@ -184,6 +191,10 @@ pub fn build(asked: Asked, processes: &[Process], ended: &Ended, catalog: &Catal
                 device: p.start.device.clone(),
                 peak_memory_bytes: p.peak_memory(),
                 data_wait_share: p.data_wait_share(),
+                measured_every: p.cadence.as_ref().map(|c| c.stride).filter(|&k| k > 1),
+                measured_from: p.cadence.as_ref().filter(|c| c.stride > 1).map(|c| c.from),
+                measure_s: p.cadence.as_ref().and_then(|c| c.measure_s),
+                step_s: p.cadence.as_ref().and_then(|c| c.step_s),
             })
             .collect(),
         trace: asked.trace.map(|t| t.display().to_string()),

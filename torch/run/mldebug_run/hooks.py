@@ -11,8 +11,10 @@ mode or a gradient, or let an exception of their own reach the program.
 """
 
 import functools
+import math
 import sys
 import threading
+import time
 import warnings
 
 from . import models, stop, window
@@ -188,7 +190,10 @@ def _root_post(st, module, args, kwargs):
     if grad:
         iv.forwards += 1
         iv.training = module.training if iv.training is None else (iv.training and module.training)
-        _fingerprint_batch(iv, args, kwargs)
+        if st.measuring or st.cadence.ranks:
+            started = time.perf_counter()
+            _fingerprint_batch(iv, args, kwargs)
+            iv.measure_s += time.perf_counter() - started
         if _tls.input_wanted:
             stages.note_input(entry, args, kwargs, _tls.autocast)
     else:
@@ -239,6 +244,8 @@ def _before_backward(args, kwargs):
             given = scaled[2]()  # the loss the scaler was given
             loss = tensors if given is None else given
         value = float(v)
+        if not math.isfinite(value):
+            st.cadence.always = True  # this step and every later one are measured
     losses.at_backward(loss, args, kwargs)
     st.interval.backwards += 1
     st.totals["backwards"] += 1

@@ -17,6 +17,7 @@ import os
 import sys
 import time
 
+from .cadence import Cadence
 from .trace import TRACE_VERSION, TraceWriter
 from .window import Window
 
@@ -43,6 +44,7 @@ class Interval:
         self.input = None  # the first training forward's input, heavy steps (probes/stages.py)
         self.loss_ref = None  # (weakref to the last backward's loss, graph retained) (losses.py)
         self.reduction = None  # how that loss reduces, heavy steps (probes/losses.py)
+        self.measure_s = 0.0  # seconds the probes spent measuring tensors (cadence.py)
 
 
 class ModelEntry:
@@ -68,6 +70,7 @@ class OptimizerEntry:
         self.carried = None
         self.pre = None  # per-tensor state just before the backward being watched
         self.heavy = None  # what the step pre-hook measured for the post-hook
+        self.counted = None  # ...or {"closure": bool} for a step the cadence leaves unmeasured
         self.reset = None  # probes/carried.py: per tensor, how its gradient was reset
         self.unresolved = False  # ...and whether a tensor is still to be looked at
         self.manual = False  # a hand-written update measured between backward and forward
@@ -87,6 +90,7 @@ class State:
         self.writer = TraceWriter(run_dir)
         self.limit = _int_env("MLDEBUG_RUN_STEPS", 0)  # the steps, or a cycle window's cap
         self.window = Window()  # how the watched window ends (window.py)
+        self.cadence = Cadence(HEAVY_STEPS)  # which light steps are measured (cadence.py)
         self.steps = 0  # steps of optimizer 0: the process's step count
         self.models = {}  # id(root module) -> ModelEntry
         self.model_list = []
@@ -126,6 +130,11 @@ class State:
     @property
     def heavy(self):
         return self.steps < HEAVY_STEPS
+
+    @property
+    def measuring(self):
+        """Whether the step a record made now leads to is measured (cadence.py)."""
+        return self.cadence.measuring(self.steps + 1)
 
     def now(self):
         return time.monotonic() - self.t0
@@ -170,6 +179,10 @@ class State:
         record = {"kind": kind}
         record.update(fields)
         self.writer.write(record)
+
+    def emit_held(self, record):
+        """A finished record (its `kind` in it) held for the next write (trace.py)."""
+        self.writer.write(record, hold=True)
 
     # --- probe failures --------------------------------------------------------------------
     def fail(self, name, err):

@@ -4,8 +4,11 @@ The file is created lazily, the first time a record arrives after the process ha
 model or an optimizer (`open_file`); until then records wait in a bounded buffer, so a launcher
 (`torchrun`, `accelerate launch`) or a data-only helper writes no file. A DataLoader worker
 process never opens one. Each record is one `os.write` of one line on an `O_APPEND` descriptor:
-nothing sits in a Python buffer when the process ends with `os._exit`. Non-finite floats are
-written as the strings "NaN", "inf", "-inf".
+nothing sits in a Python buffer when the process ends with `os._exit`, but for the short `step`
+records of steps the cadence leaves unmeasured (cadence.py): those are held (at most HELD_MAX)
+and written in one `os.write` before the next record of any other kind or the next measured
+step, at the verdict checkpoint and at the end. Non-finite floats are written as the strings
+"NaN", "inf", "-inf".
 
 It never writes to the program's stdout or stderr and never raises into the program.
 """
@@ -19,6 +22,7 @@ import threading
 # Records kept while no file is open yet (a loader drawn before the first forward); a process
 # that never builds a model drops them, so the buffer must not grow with a long data-only run.
 PENDING_RECORDS_MAX = 2000
+HELD_MAX = 64  # short step records held for one write: the cadence's largest stride
 
 
 def _contract_version():
@@ -84,6 +88,7 @@ class TraceWriter:
         self.fd = None
         self.pid = os.getpid()
         self.pending = []
+        self.held = []  # lines of unmeasured steps waiting for one write
         self.lock = threading.Lock()
         self.path = None
 
@@ -92,6 +97,7 @@ class TraceWriter:
         self.fd = None
         self.pid = os.getpid()
         self.pending = []
+        self.held = []
         self.lock = threading.Lock()
 
     @property
@@ -118,7 +124,8 @@ class TraceWriter:
             self._write_line(line)
         return True
 
-    def write(self, record):
+    def write(self, record, hold=False):
+        """Write a record's line; with `hold`, keep it for the next write (see above)."""
         if self.pid != os.getpid():
             return
         line = encode(record)
@@ -126,7 +133,21 @@ class TraceWriter:
             if len(self.pending) < PENDING_RECORDS_MAX:
                 self.pending.append(line)
             return
+        if hold:
+            self.held.append(line)
+            if len(self.held) >= HELD_MAX:
+                self.release()
+            return
+        if self.held:
+            line = "".join(self.held) + line
+            self.held = []
         self._write_line(line)
+
+    def release(self):
+        """Write the held lines now."""
+        if self.held and self.fd is not None and self.pid == os.getpid():
+            lines, self.held = "".join(self.held), []
+            self._write_line(lines)
 
     def _write_line(self, line):
         data = line.encode("utf-8")

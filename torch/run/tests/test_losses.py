@@ -15,7 +15,8 @@ WATCH = 16  # probes/losses.py LOSS_WATCH
 
 
 def trace_of(*args):
-    result = run([LOSSES, *args], steps=0)
+    # Every step measured (a step of this size is otherwise measured every few: test_cadence).
+    result = run([LOSSES, *args], steps=0, env={"MLDEBUG_RUN_STRIDE": "1"})
     assert result.rc == 0, result.stderr
     return steps(only_trace(result))
 

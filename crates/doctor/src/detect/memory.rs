@@ -50,8 +50,13 @@ pub(crate) fn detect(cx: &Context, out: &mut Vec<Finding>) {
         let Some(onset) = (w..t.len()).find(|&i| t.level[i] > leave) else {
             continue;
         };
-        // From there on it must climb step after step, spread over the stretch.
-        let mid = t.level[(onset + t.len() - 1) / 2];
+        // From there on it must climb step after step, spread over the stretch: halfway in
+        // steps, not in points (a log written every step and later every hundredth, or a run
+        // measured every step and later every sixteenth, has most of its points early).
+        let halfway = (t.steps[onset] + t.steps[t.len() - 1]) / 2.0;
+        let mid = t.level[(onset..t.len())
+            .find(|&i| t.steps[i] >= halfway)
+            .unwrap_or(t.len() - 1)];
         let progress = (mid - base) / (end - base);
         let stretch = &t.level[onset..];
         let rising = stretch.windows(2).filter(|p| p[1] >= p[0]).count();

@@ -19,6 +19,9 @@ pub struct Process {
     pub optimizers: Vec<records::Optimizer>,
     /// Optimizer steps.
     pub steps: Vec<records::Step>,
+    /// Which light steps were measured; `None` when every step was (or the process ended
+    /// before the decision).
+    pub cadence: Option<records::Cadence>,
     /// Gradient statistics on heavy steps.
     pub grads: Vec<records::Grads>,
     /// peft configs built and the models' adapter modules.
@@ -204,6 +207,7 @@ fn add(p: &mut Process, record: Record) {
         Record::Model(m) => p.models.push(m),
         Record::Optimizer(o) => p.optimizers.push(o),
         Record::Step(s) => p.steps.push(*s),
+        Record::Cadence(c) => p.cadence = Some(c),
         Record::Grads(g) => p.grads.push(g),
         Record::Adapters(a) => p.adapters.push(a),
         Record::LossCall(l) => p.loss_calls.push(l),

@@ -32,6 +32,8 @@ pub enum Record {
     Optimizer(Optimizer),
     /// One optimizer step (boxed: by far the largest record).
     Step(Box<Step>),
+    /// Which light steps are measured.
+    Cadence(Cadence),
     /// Per-group gradient statistics on a heavy step.
     Grads(Grads),
     /// The peft configs the program built and the models' adapter modules, at the first step.
@@ -292,6 +294,40 @@ pub struct Step {
     pub losses_watched: Option<u64>,
     /// How the loss backward was called on reduces its elements (heavy steps).
     pub loss_reduction: Option<LossReduction>,
+    /// `Some(false)` on a light step the cadence left unmeasured: only the counters, the times,
+    /// the loss and the learning rate are in it (absent: measured).
+    pub measured: Option<bool>,
+}
+
+impl Step {
+    /// Whether the step's tensors were measured (gradient norm, update, memory, checksums).
+    pub fn is_measured(&self) -> bool {
+        self.measured != Some(false)
+    }
+}
+
+/// Which light steps a process measured (`cadence`, once, at its decision step).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct Cadence {
+    pub step: Option<u64>,
+    /// Measured from step `from` on: the steps whose number is a multiple of this.
+    pub stride: u64,
+    /// The first step the stride rules; every step before it was measured.
+    pub from: u64,
+    /// The stride was set by `MLDEBUG_RUN_STRIDE`.
+    pub fixed: bool,
+    /// Median seconds the probes spent measuring a calibration step.
+    #[serde(deserialize_with = "num")]
+    pub measure_s: Option<f64>,
+    /// Median seconds of those steps without the measurements.
+    #[serde(deserialize_with = "num")]
+    pub step_s: Option<f64>,
+    /// The share of the program's time the measurements may take.
+    #[serde(deserialize_with = "num")]
+    pub budget: Option<f64>,
+    /// Calibration steps timed.
+    pub calibrated: u64,
 }
 
 /// The `loss_reduction` of a `step` record.

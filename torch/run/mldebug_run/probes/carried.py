@@ -34,6 +34,12 @@ def snapshot(entry, tensors):
     entry.unresolved = True
 
 
+def forget(entry):
+    """No look until the next snapshot: the next step is not measured (cadence.py)."""
+    entry.after_step = None
+    entry.unresolved = False
+
+
 def observe(entry, tensors, at_step=False, verify=False):
     """Mark gradients reset since the last look (see the module docs). With `verify` (heavy
     steps), a gradient written in place counts as reset only if it is all zero."""

@@ -72,7 +72,8 @@ def _wrap(fn, kind):
 
     @functools.wraps(fn)
     def clip(parameters, threshold, *args, **kwargs):
-        if state.STATE is None or compiling():
+        st = state.STATE
+        if st is None or compiling() or not st.measuring:  # an unmeasured step: no record
             return fn(parameters, threshold, *args, **kwargs)
         if isinstance(parameters, tensor):
             listed = [parameters]

@@ -21,6 +21,7 @@ What it never does: draw from a random number generator, change a batch, or reor
 
 import os
 import sys
+import time
 import weakref
 
 from .. import state as _state
@@ -32,7 +33,7 @@ from .tensors import fingerprint_bytes, new_hash, raw_bytes, tensor_digest, tens
 
 ROWS_MAX = 65536  # row fingerprints per loader over the run: 0.5 MB of digests at most
 ROW_ELEMENTS = 4096  # elements hashed per row; an image row is sampled, a token row is whole
-ORDER_BATCHES = 32  # batches whose fingerprints make an epoch's order fingerprint
+ORDER_BATCHES = 8  # batches whose fingerprints make an epoch's order fingerprint (always taken)
 INPUT_BATCHES = 3  # batches whose float input makes the `input` statistics
 CLASSES_MAX = 1000  # beyond this many classes the counts are not kept
 BATCH_SET_MAX = 65536  # batch fingerprints kept per epoch for duplicate_batches
@@ -44,7 +45,7 @@ RANKS = os.environ.get("MLDEBUG_RUN_RANKS", "1") != "0"
 class Epoch:
     def __init__(self, index):
         self.index = index
-        self.batches = self.rows = self.rows_fingerprinted = 0
+        self.batches = self.rows = self.rows_fingerprinted = self.batches_fingerprinted = 0
         self.duplicate_rows = self.duplicate_batches = 0
         self.row_seen, self.batch_seen = set(), set()
         self.order = new_hash()
@@ -153,17 +154,24 @@ def drawn(iterator, batch, waited):
     if not torch.is_grad_enabled():
         ep.nograd_draws += 1
     tensors = list(tensors_in(batch))
-    if tensors:
+    if not tensors:
+        return
+    first = tensors[0]
+    ep.batches += 1
+    ep.rows += first.shape[0] if first.dim() > 0 else 1
+    # The first batches of an epoch (its order), a distributed run's (rows compared across
+    # ranks) and a measured step's (cadence.py) are fingerprinted and their classes counted.
+    if ep.batches <= ORDER_BATCHES or ep.rows_wanted or st.measuring:
+        started = time.perf_counter()
         with torch.no_grad():
             _batch_stats(entry, ep, tensors)
+        st.interval.measure_s += time.perf_counter() - started
 
 
 def _batch_stats(entry, ep, tensors):
     torch = sys.modules["torch"]
     first = tensors[0]
-    ep.batches += 1
-    rows = first.shape[0] if first.dim() > 0 else 1
-    ep.rows += rows
+    ep.batches_fingerprinted += 1
     digest = tensor_digest(first)  # the model's forward reuses it for the step's `batch`
     if digest in ep.batch_seen:
         ep.duplicate_batches += 1
@@ -297,7 +305,8 @@ def _finish(entry, exhausted):
     sampler = entry.sampler() if getattr(entry, "sampler", None) is not None else None
     calls = st.set_epochs.get(id(sampler)) if sampler is not None else None
     st.emit("epoch", step=st.step, loader=entry.index, epoch=ep.index, role=_role(ep),
-            batches=ep.batches, rows=ep.rows, order=ep.order.hexdigest(),
+            batches=ep.batches, batches_fingerprinted=ep.batches_fingerprinted, rows=ep.rows,
+            order=ep.order.hexdigest(),
             rows_fingerprinted=ep.rows_fingerprinted, duplicate_rows=ep.duplicate_rows,
             duplicate_batches=ep.duplicate_batches, input=stats,
             classes=None if ep.classes is None else {str(k): v for k, v in sorted(ep.classes.items())},

@@ -53,7 +53,7 @@ def at_backward(tensor, args=(), kwargs=None):
     (`retain_graph`, by default `create_graph`), and on heavy steps how it reduces."""
     torch = sys.modules["torch"]
     st = _state.STATE
-    if not isinstance(tensor, torch.Tensor) or tensor.grad_fn is None:
+    if not st.measuring or not isinstance(tensor, torch.Tensor) or tensor.grad_fn is None:
         return
     kwargs = kwargs or {}
     retain = kwargs.get("retain_graph", args[2] if len(args) > 2 else None)

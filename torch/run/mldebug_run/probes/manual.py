@@ -54,11 +54,12 @@ changes a parameter or a gradient the program can see.
 
 import functools
 import sys
+import time
 import weakref
 
 from .. import models
 from .. import state as _state
-from ..state import probe
+from ..state import HEAVY_STEPS, probe
 from . import optim
 from .tensors import norms, to_floats
 
@@ -118,6 +119,10 @@ def after_backward():
     entry = _entry()
     if entry.pending_pre is not None:
         return
+    if not (st.measuring or entry.steps < HEAVY_STEPS):
+        entry.pending_pre = {"counted": True, "raw": not st.model_list}  # cadence.py
+        return
+    started = time.perf_counter()
     tensors = _tensors()
     pre = optim.measure_pre(entry, tensors)
     pre["raw"] = not st.model_list
@@ -128,6 +133,7 @@ def after_backward():
         # before the next forward, so on heavy steps they are held until then.
         pre["kept"] = {id(p): p.grad for p in tensors if p.grad is not None}
     entry.pending_pre = pre
+    st.interval.measure_s += time.perf_counter() - started
 
 
 @probe("manual")
@@ -148,8 +154,13 @@ def boundary():
     tensors = _tensors()
     if entry.steps == 1:
         _optimizer_record(entry, tensors)
+    if pre.get("counted"):
+        optim.count_post(entry, None, tensors)
+        return optim.step_done(entry)
+    started = time.perf_counter()
     optim.measure_post(entry, None, tensors, pre)
     _zeroed_in_place(entry, optim.with_data(tensors), pre["looks"])
+    st.interval.measure_s += time.perf_counter() - started
     return optim.step_done(entry)
 
 

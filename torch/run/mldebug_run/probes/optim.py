@@ -7,7 +7,8 @@ sample of each). Heavy steps (each optimizer's first HEAVY_STEPS): a copy of all
 before the step (a strided sample of each when they exceed COPY_BYTES_MAX) to count the tensors
 the step changed and the size of the update, and the `grads` records. Checksums (float64 sums of
 the tensors after the step and of their gradients before it) on heavy steps and every
-CHECKSUM_EVERY steps, for ranks to compare.
+measured step whose number CHECKSUM_EVERY divides, for ranks to compare. Light
+steps the cadence leaves unmeasured (cadence.py) write a short `step` record (`count_post`).
 
 A closure optimizer (`opt.step(closure)`, LBFGS) runs its forwards and backwards inside the
 step: they belong to that step's interval, and its gradients are read after the step (before
@@ -24,6 +25,7 @@ device more than once per step outside heavy steps.
 
 import math
 import sys
+import time
 import weakref
 
 from .. import models
@@ -40,7 +42,7 @@ from .tensors import (FINGERPRINT_ELEMENTS, measured_gradient, norms, sample, st
 COPY_BYTES_MAX = 512 << 20  # full before-step copies up to 512 MiB; beyond, strided samples
 LIGHT_TENSORS = 4  # light steps compare the largest few tensors: a schedule that reaches lr 0
 LIGHT_ELEMENTS = 4096  # ...on a strided sample each, a handful of small copies per step
-CHECKSUM_EVERY = 10  # light steps with checksums: ranks compare a few, not every step
+CHECKSUM_EVERY = 8  # measured light steps whose number it divides have checksums (ranks compare)
 
 
 def tensors_of(opt):
@@ -148,10 +150,17 @@ def step_pre(opt, args, kwargs):
         if st.manual is not None:
             st.manual.pending_pre = None  # an optimizer steps: no hand-written step is open
         st.in_step = entry
+        closure = _closure(opt, args, kwargs) is not None
+        entry.counted = None
+        if not (st.measuring or entry.steps < HEAVY_STEPS):
+            entry.counted = {"closure": closure}  # a light step the cadence leaves unmeasured
+            return
     except Exception as err:
         st.fail("steps", err)
         return
-    _measure_pre(entry, opt, closure=_closure(opt, args, kwargs) is not None)
+    started = time.perf_counter()
+    _measure_pre(entry, opt, closure=closure)
+    st.interval.measure_s += time.perf_counter() - started
 
 
 def with_data(tensors):
@@ -309,14 +318,52 @@ def step_post(opt, args, kwargs):
         entry.steps += 1
         st.in_step = None
         pre, entry.heavy = entry.heavy, None
+        counted, entry.counted = entry.counted, None
         if entry.steps == 1:
             _optimizer_record(entry, opt, tensors_of(opt))
     except Exception as err:
         st.fail("steps", err)
         return
     if pre is not None:
+        started = time.perf_counter()
         _measure_post(entry, opt, pre)
+        st.interval.measure_s += time.perf_counter() - started
+    elif counted is not None:
+        count_post(entry, opt, tensors_of(opt), counted["closure"])
     return step_done(entry)
+
+
+@probe("counted")
+def count_post(entry, opt, tensors, closure=False):
+    """The short `step` record of a step the cadence leaves unmeasured (cadence.py): what the
+    interval counted, the loss and the learning rate; no tensor is read."""
+    st = _state.STATE
+    iv = st.interval
+    now = st.now()
+    start = iv.start if iv.start is not None else st.first_forward
+    lr = opt.param_groups[0].get("lr") if opt is not None and opt.param_groups else None
+    record = {"kind": "step", "step": entry.steps, "optimizer": entry.index, "time": now,
+              "step_s": None if start is None else now - start, "data_wait_s": iv.data_wait,
+              "forwards": iv.forwards, "nograd_forwards": iv.nograd_forwards,
+              "backwards": iv.backwards, "loss": iv.loss, "lr": _number(lr),
+              "training": iv.training, "closure": closure, "measured": False}
+    if iv.batch is not None:
+        record["batch"] = iv.batch.hexdigest()
+    if st.clips:
+        clip.take(opt, tensors)  # clips of an unmeasured step leave the queue unread
+    _look_ahead(entry, tensors)
+    st.emit_held(record)
+    adapters.maybe_write(entry)
+    nonfinite.after_step(iv.loss, None)
+
+
+def _look_ahead(entry, tensors):
+    """Remember the gradients for the next step's `grads_before_backward` when that step is
+    measured (probes/carried.py), else forget them (nothing looks at the next backward)."""
+    if _state.STATE.cadence.measuring(_state.STATE.step + 1) or entry.steps < HEAVY_STEPS:
+        carried.snapshot(entry, with_data(tensors))
+    else:
+        carried.forget(entry)
 
 
 def step_done(entry):
@@ -324,8 +371,12 @@ def step_done(entry):
     this step (the caller ends the process, hooks.py), or None."""
     st = _state.STATE
     data.note_step()
+    iv = st.interval
     st.interval = _state.Interval(st.now())
     if entry.index == 0 and st.counted is None or entry is st.counted:
+        start = iv.start if iv.start is not None else st.first_forward
+        st.cadence.note(st, st.steps + 1, st.cadence.measuring(st.steps + 1), iv.measure_s,
+                        None if start is None else st.interval.start - start)
         st.steps += 1  # records of this step are written; later ones lead to the next
         syncs.interval_started(st.step, _first_device())
         try:
@@ -376,13 +427,14 @@ def measure_post(entry, opt, tensors, pre):
         record["grad_checksum"] = sum(floats[n_sq:n_sq + half])
         record["param_checksum"] = sum(floats[n_sq + half:n_sums])
     if grad_norm is not None and not math.isfinite(grad_norm):
+        st.cadence.always = True  # every step from here on is measured
         nonfinite.gradient(pre["with_grad_tensors"], floats[:n_sq])
     nonfinite.after_step(st.interval.loss, grad_norm)
     updates = _update_fields(record, pre["compared"], pre, floats[n_sums:n_compared])
     clip.fill(record, clips, floats[n_compared:])
     if entry.index == 0 and stages.take():
         record["memory_stages"] = stages.take()
-    carried.snapshot(entry, tensors)
+    _look_ahead(entry, tensors)
     st.emit("step", **record)
     adapters.maybe_write(entry)
     if pre["heavy"]:

@@ -61,9 +61,10 @@ pub(super) fn judge_kept(p: &Process, out: &mut Vec<Finding>) {
         .iter()
         .filter(|s| s.optimizer == first.optimizer)
         .collect();
+    // Steps the cadence left unmeasured watch no loss.
     let kept_to_end = ours
         .iter()
-        .filter(|s| s.step >= first.step)
+        .filter(|s| s.step >= first.step && s.losses_watched.is_some())
         .all(|s| s.losses_alive.unwrap_or(0) >= LOSSES_KEPT);
     // From the first step whose loss was watched, the first step's own allocations left out.
     let start = first.step.saturating_sub(LOSSES_KEPT).max(2);
@@ -96,11 +97,16 @@ pub(super) fn judge_kept(p: &Process, out: &mut Vec<Finding>) {
         first.step as f64,
     )
     .summary(format!(
-        "at step {} the losses of the {} steps before it were all still alive with their autograd \
-         graph{}{held}: the program keeps each step's loss tensor itself (a list of undetached \
+        "at step {} the losses of the {} {}steps before it were all still alive with their \
+         autograd graph{}{held}: the program keeps each step's loss tensor itself (a list of undetached \
          losses for a log or an average); {what}; keep `loss.item()` or `loss.detach()` instead",
         first.step,
         LOSSES_KEPT,
+        if p.cadence.as_ref().is_some_and(|c| c.stride > 1) {
+            "measured "
+        } else {
+            ""
+        },
         if kept_to_end {
             ", and at every step after"
         } else {

@@ -188,6 +188,8 @@ mod tests;
 #[cfg(test)]
 mod tests_adapters;
 #[cfg(test)]
+mod tests_cadence;
+#[cfg(test)]
 mod tests_clipping;
 #[cfg(test)]
 mod tests_data_wait;

@@ -218,6 +218,9 @@ pub struct Epoch {
     pub epoch: u64,
     pub role: String,
     pub batches: u64,
+    /// The batches fingerprinted (and their classes counted): the first of the epoch, a
+    /// distributed run's, and measured steps'. Absent in traces that fingerprinted every batch.
+    pub batches_fingerprinted: Option<u64>,
     pub rows: u64,
     pub order: Option<String>,
     pub rows_fingerprinted: u64,
