@@ -68,6 +68,10 @@ class Cadence:
         self.always = False  # a non-finite value was seen: every step from now on
         self.ranks = False  # a distributed run: every step's batch is fingerprinted
 
+    def distributed(self):
+        """Whether the run is one of several ranks: read until the decision, then kept."""
+        return self.ranks if self.start is not None else world.distributed()
+
     def measuring(self, step):
         """Whether step `step` (the one a record made now leads to) is measured."""
         if self.always or self.start is None or step < self.start:

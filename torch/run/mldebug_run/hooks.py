@@ -163,16 +163,19 @@ def _root_pre(st, module, args):
     if entry is None:
         return
     _tls.root = module
-    _tls.root_grad = sys.modules["torch"].is_grad_enabled()
-    if _tls.root_grad:
+    _tls.root_grad = grad = sys.modules["torch"].is_grad_enabled()
+    if grad and st.manual is not None:
         # A hand-written update's step ends where the next forward begins.
         _end_window(manual.boundary())
     if st.first_forward is None:
         st.first_forward = st.now()
     if st.interval.start is None:
         st.interval.start = st.first_forward
-    _tls.input_wanted = _tls.root_grad and st.heavy and st.interval.input is None
-    if _tls.root_grad:
+    if not st.heavy:  # the probes below act on the heavy steps only
+        st.labels_candidate = None
+        return
+    _tls.input_wanted = grad and st.interval.input is None
+    if grad:
         stages.mark("forward")
     if _tls.input_wanted:
         _tls.device_type = stages.device_type(entry)
@@ -199,10 +202,16 @@ def _root_post(st, module, args, kwargs):
     else:
         iv.nograd_forwards += 1
     _tls.input_wanted = False
-    mode.note_root_forward(entry, module, grad)
-    data.note_forward(grad, module.training)
-    _note_window(st, entry, module, grad)
-    labels.root_forward_ended(entry, args, kwargs)
+    training = module.training
+    if not (grad and training):  # a training forward in training mode is no mode event
+        mode.note_root_forward(entry, module, grad)
+    data.note_forward(grad, training)
+    if not (grad and training and getattr(entry, "window_key", None) in st.window.trained):
+        _note_window(st, entry, module, grad)
+    if st.heavy:
+        labels.root_forward_ended(entry, args, kwargs)
+    else:
+        st.labels_candidate = None  # what the labels probe does off the heavy steps
     st.check_forward = False  # armed for one forward only
 
 
@@ -232,7 +241,8 @@ def _before_backward(args, kwargs):
     tensors = args[0] if args else kwargs.get("tensors")
     # Leaf tensors of no module (no model, no optimizer): a step ends where the next backward
     # over the same ones begins (probes/manual.py).
-    _end_window(manual.raw_backward(tensors))
+    if not st.optimizers and not st.model_list:
+        _end_window(manual.raw_backward(tensors))
     if isinstance(tensors, (list, tuple)) and tensors:
         tensors = tensors[0]
     value, loss = None, tensors
@@ -244,14 +254,18 @@ def _before_backward(args, kwargs):
             given = scaled[2]()  # the loss the scaler was given
             loss = tensors if given is None else given
         value = float(v)
-        if not math.isfinite(value):
-            st.cadence.always = True  # this step and every later one are measured
-    losses.at_backward(loss, args, kwargs)
+    finite = value is None or math.isfinite(value)
+    if not finite:
+        st.cadence.always = True  # this step and every later one are measured
+    if st.measuring:
+        losses.at_backward(loss, args, kwargs)
     st.interval.backwards += 1
     st.totals["backwards"] += 1
     st.interval.loss = value
-    nonfinite.loss_value(value)
-    saturation.at_backward(loss, value)
+    if not finite:
+        nonfinite.loss_value(value)
+    if st.heavy or not finite:  # the graph is walked on heavy steps and at a non-finite loss
+        saturation.at_backward(loss, value)
     mode.note_backward()
     carried.before_backward()
 
@@ -267,7 +281,9 @@ def wrap_backward(original):
         st = state.STATE
         if st is None or st.in_backward or st.ended or compiling():
             return original(*args, **kwargs)
-        mark("backward")
+        heavy = st.heavy
+        if heavy:
+            mark("backward")
         before(args, kwargs)
         st.in_backward += 1
         try:
@@ -276,8 +292,10 @@ def wrap_backward(original):
             st.in_backward -= 1
             try:
                 after()
-                mark("backward_end")
-                manual_step()
+                if heavy:
+                    mark("backward_end")
+                if not st.optimizers:  # a hand-written update's step (probes/manual.py)
+                    manual_step()
             except Exception as err:  # never the program's
                 st.fail("backward", err)
 

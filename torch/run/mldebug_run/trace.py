@@ -125,7 +125,13 @@ class TraceWriter:
         return True
 
     def write(self, record, hold=False):
-        """Write a record's line; with `hold`, keep it for the next write (see above)."""
+        """Write a record's line; with `hold`, keep the record (its values final: numbers and
+        text) and write it with the next write (see above)."""
+        if hold and self.fd is not None:
+            self.held.append(record)
+            if len(self.held) >= HELD_MAX:
+                self.release()
+            return
         if self.pid != os.getpid():
             return
         line = encode(record)
@@ -133,21 +139,18 @@ class TraceWriter:
             if len(self.pending) < PENDING_RECORDS_MAX:
                 self.pending.append(line)
             return
-        if hold:
-            self.held.append(line)
-            if len(self.held) >= HELD_MAX:
-                self.release()
-            return
         if self.held:
-            line = "".join(self.held) + line
-            self.held = []
+            line = self._held_lines() + line
         self._write_line(line)
 
+    def _held_lines(self):
+        held, self.held = self.held, []
+        return "".join(encode(r) for r in held)
+
     def release(self):
-        """Write the held lines now."""
+        """Write the held records now."""
         if self.held and self.fd is not None and self.pid == os.getpid():
-            lines, self.held = "".join(self.held), []
-            self._write_line(lines)
+            self._write_line(self._held_lines())
 
     def _write_line(self, line):
         data = line.encode("utf-8")

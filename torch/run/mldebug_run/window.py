@@ -165,7 +165,7 @@ def after_step(st):
     now = st.now()
     if w.first_step is None:
         w.first_step = now
-    distributed = world.distributed()
+    distributed = st.cadence.distributed()
     if distributed:
         if w.stop_at is None:
             w.stop_at = _read_stop(st)

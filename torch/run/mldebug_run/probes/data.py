@@ -153,10 +153,9 @@ def drawn(iterator, batch, waited):
     ep.draws += 1
     if not torch.is_grad_enabled():
         ep.nograd_draws += 1
-    tensors = list(tensors_in(batch))
-    if not tensors:
+    first = next(tensors_in(batch), None)
+    if first is None:
         return
-    first = tensors[0]
     ep.batches += 1
     ep.rows += first.shape[0] if first.dim() > 0 else 1
     # The first batches of an epoch (its order), a distributed run's (rows compared across
@@ -164,7 +163,7 @@ def drawn(iterator, batch, waited):
     if ep.batches <= ORDER_BATCHES or ep.rows_wanted or st.measuring:
         started = time.perf_counter()
         with torch.no_grad():
-            _batch_stats(entry, ep, tensors)
+            _batch_stats(entry, ep, list(tensors_in(batch)))
         st.interval.measure_s += time.perf_counter() - started
 
 

@@ -354,7 +354,8 @@ def count_post(entry, opt, tensors, closure=False):
     _look_ahead(entry, tensors)
     st.emit_held(record)
     adapters.maybe_write(entry)
-    nonfinite.after_step(iv.loss, None)
+    if iv.loss is not None and not math.isfinite(iv.loss):
+        nonfinite.after_step(iv.loss, None)
 
 
 def _look_ahead(entry, tensors):
@@ -378,7 +379,8 @@ def step_done(entry):
         st.cadence.note(st, st.steps + 1, st.cadence.measuring(st.steps + 1), iv.measure_s,
                         None if start is None else st.interval.start - start)
         st.steps += 1  # records of this step are written; later ones lead to the next
-        syncs.interval_started(st.step, _first_device())
+        if st.step <= syncs.LAST + 1:  # armed for its steps, disarmed after them
+            syncs.interval_started(st.step, _first_device())
         try:
             reason = window.after_step(st)
         except Exception as err:  # a window that fails ends as a fixed one would
