@@ -5,6 +5,8 @@
   torch.nn.functional losses              loss_call / labels (probes/labels.py), targets out
                                           of range (probes/ranges.py)
   torch.nn.functional.embedding           ids out of range (probes/ranges.py)
+  torch.nn.utils.rnn.pack_padded_sequence integer sequences packed, unpacked as labels
+                                          (probes/labels.py)
   torch.nn.functional dropouts, sdpa      dropout_in_eval (probes/mode.py)
   DataLoader.__init__ / __iter__          where a loader was built; which iterator is whose
   _BaseDataLoaderIter.__next__            batches and the time spent waiting for them
@@ -181,6 +183,7 @@ def install_patches(torch):
     for name in labels.LOSS_FUNCTIONS:
         _patch(F, name, labels.wrap_loss)
     _patch(F, "embedding", ranges.wrap_embedding)
+    _patch(sys.modules.get("torch.nn.utils.rnn"), "pack_padded_sequence", labels.wrap_pack)
     for name, training_default in mode.DROPOUT_FUNCTIONS:
         _patch(F, name, lambda fn, d=training_default: mode.wrap_dropout(fn, d))
     _patch(F, "scaled_dot_product_attention", mode.wrap_sdpa)

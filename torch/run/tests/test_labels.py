@@ -1,6 +1,6 @@
 """Losses and labels in the trace: a transformers GPT-2 whose collate builds the labels right,
 shifts them (shifted twice) or labels the padding; probabilities and log-probabilities passed
-to the loss; a token model whose targets are its inputs or the next tokens.
+to the loss; a token model whose targets are its inputs or the next tokens; packed sequences.
 
     python -m unittest discover -s torch/run/tests -t torch/run/tests -p test_labels.py
 """
@@ -150,6 +150,27 @@ class LabelLayouts(unittest.TestCase):
     def test_rows_with_nothing_supervised_are_counted(self):
         for r in self.labels("truncated"):
             self.assertEqual((r["rows"], r["rows_unsupervised"]), (8, 6))
+
+
+@unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
+class PackedSequences(unittest.TestCase):
+    """Targets packed with the inputs' lengths, compared within the lengths only: a shift of
+    k reads 1.0 at k, whether the model packs the padded ids, receives a PackedSequence, or
+    reads them time-major."""
+
+    def test_each_shift_in_each_style(self):
+        for style, layout in (("inside", "batch_major"), ("given", "time_major"),
+                              ("time_major", "time_major")):
+            for shift, share in ((0, "equal_inputs"), (1, "next_inputs"), (2, "two_inputs")):
+                found = kind(trace_of("packed_lm.py", "--shift", str(shift), "--style", style),
+                             "labels")
+                self.assertEqual([r["step"] for r in found], [1, 2, 3], (style, shift))
+                for r in found:
+                    self.assertEqual((r["layout"], r[share], r["pad_from"]),
+                                     (layout, 1.0, "lengths"), (style, shift, r))
+                    self.assertEqual((r["rows"], r["pad_labelled"], r["rows_unsupervised"]),
+                                     (8, 0, 0))
+                    self.assertEqual(r["never_supervised"], [])
 
 
 if __name__ == "__main__":

@@ -19,12 +19,20 @@ one or two positions ahead; each record also counts the rows with no label the l
 lists the token ids that the attended text holds as targets but that are ignored wherever they
 occur (a pad id that is also a real token: pad = eos, pad = the space).
 
+Packed sequences (`torch.nn.utils.rnn.pack_padded_sequence`, which `pack_sequence` calls): on
+heavy steps each integer sequence packed is remembered (its data tensor by weak reference, its
+batch sizes and orders, PACKED_KEPT at most). A root forward that receives a PackedSequence of
+integers has it unpacked as its input, the positions past each length masked out; a loss whose
+target is a remembered packed data tensor has it unpacked to the input's layout, the positions
+past each length set to the loss's ignore index (the loss never read them).
+
 What it never does: change the loss, its inputs or its value; it reads them under no_grad.
 """
 
 import functools
 import sys
 import threading
+import weakref
 
 from .. import state as _state
 from ..state import compiling_check, probe
@@ -43,7 +51,98 @@ ALIGNED = 0.9
 MIN_TOKEN_POSITIONS = 2  # a token seen once as a target and ignored says nothing yet
 NEVER_LISTED = 4  # the most frequent never-supervised tokens a record lists
 
+PACKED_KEPT = 8  # integer sequences packed on a heavy step, remembered for the loss
+
 _busy = threading.local()
+_packed = []  # (weakref to a PackedSequence's data, batch_sizes, sorted, unsorted, batch_first)
+
+
+def wrap_pack(fn):
+    # Closure variables only: patches.py runs this with the globals of torch.nn.utils.rnn.
+    state, remember, compiling = _state, packed, compiling_check()
+
+    @functools.wraps(fn)
+    def pack_padded_sequence(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        st = state.STATE
+        if st is not None and st.heavy and not compiling():
+            remember(fn, args, kwargs, out)
+        return out
+
+    return pack_padded_sequence
+
+
+@probe("labels")
+def packed(fn, args, kwargs, out):
+    """An integer sequence was packed: remember how, to unpack its data as a loss target."""
+    if not _integer(getattr(out, "data", None)) or out.data.dim() != 1:
+        return
+    batch_first = bool(bound_arguments(fn, args, kwargs).get("batch_first", False))
+    _packed.append((weakref.ref(out.data), out.batch_sizes, out.sorted_indices,
+                    out.unsorted_indices, batch_first))
+    del _packed[:-PACKED_KEPT]
+
+
+def _packing_of(data):
+    for ref, *how in reversed(_packed):
+        if ref() is data:
+            return how
+    return None
+
+
+def _unpack(data, how, padding_value):
+    """(padded, lengths) of a packed data tensor, batch-first when `how` says so."""
+    rnn = sys.modules["torch.nn.utils.rnn"]
+    batch_sizes, sorted_indices, unsorted_indices, batch_first = how
+    seq = rnn.PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices)
+    return rnn.pad_packed_sequence(seq, batch_first=batch_first, padding_value=padding_value)
+
+
+def _length_mask(lengths, t, batch_first):
+    torch = sys.modules["torch"]
+    mask = torch.arange(t)[None, :] < lengths.to("cpu")[:, None]  # (B, T)
+    return mask if batch_first else mask.t()
+
+
+def packed_input(arg):
+    """(padded ids, mask of real positions, time-major) of a PackedSequence of integers, else
+    None."""
+    data = getattr(arg, "data", None)
+    if not _integer(data) or data.dim() != 1 or getattr(arg, "batch_sizes", None) is None:
+        return None
+    how = _packing_of(data) or [arg.batch_sizes, arg.sorted_indices, arg.unsorted_indices,
+                                 False]
+    padded, lengths = _unpack(data.detach(), how, 0)
+    return padded, _length_mask(lengths, padded.shape[1 if how[3] else 0], how[3]).to(
+        padded.device), not how[3]
+
+
+def _packed_target(target, ignore_index, inputs, mask, time_major):
+    """A loss target that is a remembered packed data tensor: (its labels unpacked to
+    `inputs`' layout with `ignore_index` past each length, the mask of the positions within
+    the lengths, whether that layout is time-major); else (the target, `mask`, `time_major`)
+    as they are."""
+    how = _packing_of(target) if target.dim() == 1 else None
+    if how is None or inputs.dim() != 2:
+        return target, mask, time_major
+    b = int(how[0][0])
+    if time_major is not None:
+        batch_first = not time_major
+    else:
+        batch_first = inputs.shape[0] == b and (inputs.shape[1] != b or how[3])
+    if inputs.shape[0 if batch_first else 1] != b:
+        return target, mask, time_major
+    how = list(how[:3]) + [batch_first]
+    labels, lengths = _unpack(target.detach(), how, ignore_index)
+    t = inputs.shape[1] if batch_first else inputs.shape[0]
+    tl = labels.shape[1] if batch_first else labels.shape[0]
+    if tl < t - 1:  # padded to the input's length, past it nothing the loss read
+        torch = sys.modules["torch"]
+        pad = (0, t - tl) if batch_first else (0, 0, 0, t - tl)
+        labels = torch.nn.functional.pad(labels, pad, value=ignore_index)
+    if mask is None and tl <= t:  # the inputs were packed with the targets' lengths
+        mask = _length_mask(lengths, t, batch_first).to(inputs.device)
+    return labels, mask, not batch_first
 
 
 def wrap_loss(fn):
@@ -133,9 +232,11 @@ def _labels_from_loss(target, ignore_index):
     from ..stack import current_root
 
     st = _state.STATE
-    entry, inputs = st.int_input
+    entry, inputs, mask, time_major = st.int_input
     st.int_input = None
-    record = compare(entry, inputs, target, ignore_index, None, "loss", False)
+    target, mask, time_major = _packed_target(target, ignore_index, inputs, mask, time_major)
+    record = compare(entry, inputs, target, ignore_index, mask, "loss", False,
+                     pad_from="lengths" if mask is not None else None, time_major=time_major)
     if record is None or not st.within_budget("labels", sys.modules["torch"].is_grad_enabled()):
         return
     if current_root() is not None:
@@ -144,25 +245,32 @@ def _labels_from_loss(target, ignore_index):
         st.emit("labels", **record)
 
 
-def compare(entry, inputs, labels, ignore_index, attention_mask, source, shifts):
+def compare(entry, inputs, labels, ignore_index, attention_mask, source, shifts,
+            pad_from="attention_mask", time_major=None):
     """The `labels` record comparing integer `labels` with integer `inputs`; None when the
-    shapes do not allow it. A 2-D input is read in both layouts: batch-major (B, T) with labels
-    (B, T) or (B, T-1), and time-major (T, B) with labels (T, B) or (T-1, B), flattened or not
-    (word_language_model's batches). Time-major when only that reading has labels matching the
-    inputs one or two positions ahead (ALIGNED), else batch-major: along the wrong axis a label
-    meets a neighbouring sequence's token, which it matches by chance only."""
+    shapes do not allow it. With `pad_from` "lengths" the mask holds a packed sequence's lengths:
+    a label is compared with the input k ahead only where that input is within its row's
+    length (past it is padding the program never fed). A 2-D input is read in both layouts
+    (unless `time_major`, True or False, says which: a packed sequence's): batch-major (B, T)
+    with labels (B, T) or (B, T-1), and time-major (T, B) with labels (T, B) or (T-1, B),
+    flattened or not (word_language_model's batches). Time-major when only that reading has
+    labels matching the inputs one or two positions ahead (ALIGNED), else batch-major: along
+    the wrong axis a label meets a neighbouring sequence's token, which it matches by chance
+    only."""
     torch = sys.modules["torch"]
     st = _state.STATE
     if inputs.dim() == 0 or labels.numel() == 0:
         return None
     with torch.no_grad():
-        views = [_view(inputs, labels, attention_mask, False)]
-        if inputs.dim() == 2:
+        views = [] if time_major else [_view(inputs, labels, attention_mask, False)]
+        if inputs.dim() == 2 and time_major is not False:
             views.append(_view(inputs, labels, attention_mask, True))
         views = [v for v in views if v is not None]
         if not views:
             return None
-        stats = [_shares(v[0], v[1], v[1] != ignore_index) for v in views]
+        lengths = pad_from == "lengths"
+        stats = [_shares(v[0], v[1], v[1] != ignore_index, v[2] if lengths else None)
+                 for v in views]
         ahead = [max(_z(st_[3]), _z(st_[4])) for st_ in stats]
         best = 0 if ahead[0] >= ALIGNED or len(views) == 1 else int(
             ahead[1] >= ALIGNED and ahead[1] > ahead[0])
@@ -170,9 +278,9 @@ def compare(entry, inputs, labels, ignore_index, attention_mask, source, shifts)
         positions, ignored, shares = stats[best][0], stats[best][1], stats[best][2:]
         tl = lab.shape[1]
         valid = lab != ignore_index
-        pad_from, pad, pad_id = None, None, _config_id(entry, "pad_token_id")
+        named, pad_from, pad, pad_id = pad_from, None, None, _config_id(entry, "pad_token_id")
         if mask is not None:
-            pad_from, pad = "attention_mask", mask[:, :tl] == 0
+            pad_from, pad = named, mask[:, :tl] == 0
         elif pad_id is not None:
             pad_from, pad = "pad_token_id", _edge_runs(ids == pad_id)[:, :tl]
         # Rows with nothing the loss reads (a model that shifts never reads label 0).
@@ -227,10 +335,11 @@ def _view(inputs, labels, attention_mask, time_major):
     return ids, lab, mask, time_major
 
 
-def _shares(ids, lab, valid):
+def _shares(ids, lab, valid, real=None):
     """[positions, ignored, equal, next, two]: the labelled positions, the ignored ones, and the
     share of labelled positions whose label is the input at the same position, one ahead, two
-    ahead in the row (None where no position is comparable)."""
+    ahead in the row (None where no position is comparable); with `real` (B, T), only where the
+    input k ahead is real."""
     torch = sys.modules["torch"]
     t, tl = ids.shape[1], lab.shape[1]
     counts = [valid.sum(), (~valid).sum()]
@@ -239,7 +348,7 @@ def _shares(ids, lab, valid):
         if m <= 0:
             counts += [valid.new_zeros((), dtype=torch.long)] * 2
             continue
-        v = valid[:, :m]
+        v = valid[:, :m] if real is None else valid[:, :m] & (real[:, k:k + m] != 0)
         counts += [((lab[:, :m] == ids[:, k:k + m]) & v).sum(), v.sum()]
     c = torch.stack(counts).tolist()
     return c[:2] + [c[i] / c[i + 1] if c[i + 1] else None for i in (2, 4, 6)]
@@ -339,7 +448,11 @@ def _integer(t):
 def root_forward_started(entry, args):
     """Remember the integer input of a root forward (positional) for a later loss call."""
     if _state.STATE.heavy and args and _integer(args[0]):
-        _state.STATE.int_input = (entry, args[0].detach())
+        _state.STATE.int_input = (entry, args[0].detach(), None, None)
+    elif _state.STATE.heavy and args and type(args[0]).__name__ == "PackedSequence":
+        unpacked = packed_input(args[0])
+        if unpacked is not None:
+            _state.STATE.int_input = (entry,) + unpacked
     _state.STATE.labels_candidate = None
 
 
@@ -366,4 +479,4 @@ def root_forward_ended(entry, args, kwargs):
     if candidate is not None:
         st.emit("labels", **candidate)
     elif _integer(ids):
-        st.int_input = (entry, ids.detach())
+        st.int_input = (entry, ids.detach(), None, None)
