@@ -109,10 +109,12 @@ def main():
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
-    words = make_words(1800, args.seed)
-    train_loader = DataLoader(WordPairs(words[:1500]), batch_size=args.batch_size, shuffle=True,
+    words = make_words(3000, args.seed)
+    train, seen = words[:1500], set(words[:1500])
+    val = [w for w in words[1500:] if w not in seen][:300]  # words never seen in training
+    train_loader = DataLoader(WordPairs(train), batch_size=args.batch_size, shuffle=True,
                               collate_fn=as_list)
-    val_loader = DataLoader(WordPairs(words[1500:]), batch_size=100, collate_fn=as_list)
+    val_loader = DataLoader(WordPairs(val), batch_size=100, collate_fn=as_list)
     Trainer(args.epochs).fit(CharGRU(args.lr), train_loader, val_loader)
 
 

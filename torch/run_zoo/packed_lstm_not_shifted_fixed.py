@@ -96,9 +96,11 @@ def main():
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
-    names = make_names(1900, args.seed)
-    train_loader = DataLoader(names[:1600], batch_size=args.batch_size, shuffle=True, collate_fn=collate)
-    val_loader = DataLoader(names[1600:], batch_size=100, collate_fn=collate)
+    names = make_names(3000, args.seed)
+    train, seen = names[:1600], set(names[:1600])
+    val = [n for n in names[1600:] if n not in seen][:300]  # names never seen in training
+    train_loader = DataLoader(train, batch_size=args.batch_size, shuffle=True, collate_fn=collate)
+    val_loader = DataLoader(val, batch_size=100, collate_fn=collate)
 
     model = NameLSTM()
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)

@@ -19,7 +19,7 @@ PARTS = ["west", "ham", "ford", "by", "ton", "ley", "wick", "mere", "stow", "dal
 
 def make_places(n, seed):
     rng = random.Random(seed)
-    return ["".join(rng.choice(PARTS) for _ in range(rng.randint(1, 3))) for _ in range(n)]
+    return ["".join(rng.choice(PARTS) for _ in range(rng.randint(1, 4))) for _ in range(n)]
 
 
 def collate(places):
@@ -78,9 +78,11 @@ def main():
     args = parser.parse_args()
 
     torch.manual_seed(args.seed)
-    places = make_places(1800, args.seed)
-    train_loader = DataLoader(places[:1500], batch_size=args.batch_size, shuffle=True, collate_fn=collate)
-    val_loader = DataLoader(places[1500:], batch_size=100, collate_fn=collate)
+    places = make_places(3000, args.seed)
+    train, seen = places[:1500], set(places[:1500])
+    val = [p for p in places[1500:] if p not in seen][:300]  # places never seen in training
+    train_loader = DataLoader(train, batch_size=args.batch_size, shuffle=True, collate_fn=collate)
+    val_loader = DataLoader(val, batch_size=100, collate_fn=collate)
 
     model = PlaceGRU()
     for epoch in range(args.epochs):
