@@ -131,6 +131,19 @@ class Cadence(unittest.TestCase):
         self.assertNotIn("unknown", {r.get("grads_before_backward")
                                      for r in steps(zeroed) if r["step"] > 1})
 
+    def test_a_hand_written_update_that_zeroes_in_place(self):
+        # Reset after the update, before the next forward: seen as a reset on every measured
+        # step, whatever the stride; the gradients the update used are the `grads` records'.
+        for stride in (1, 2, 4):
+            records = trace_of("--steps", "20", "--manual", "--in-place", stride=stride)
+            before = {r.get("grads_before_backward") for r in steps(records)
+                      if r.get("measured", True) and r["step"] > 1}
+            self.assertEqual(before, {"zeroed"}, stride)
+            for g in kind(records, "grads"):
+                for group in g["groups"]:
+                    self.assertEqual(group["zero_grad"], 0, (stride, group))
+                    self.assertGreater(group["grad_norm"], 0, (stride, group))
+
     def test_clips_are_read_on_measured_steps_only(self):
         records = trace_of("--steps", "12", "--clip", stride=4)
         clipped = [r["step"] for r in steps(records) if r.get("clips")]

@@ -21,6 +21,24 @@ def epochs(records, loader):
 
 @unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")
 class Loaders(unittest.TestCase):
+    def test_lengths_and_uncollated_samples_are_no_classes(self):
+        epochs = {}
+        for batch in ("lengths", "samples", "classes"):
+            result = run([fixture("sample_batches.py"), "--batch", batch], steps=0)
+            self.assertEqual(result.rc, 0, result.stderr)
+            (epochs[batch],) = kind(only_trace(result), "epoch")
+        self.assertIsNone(epochs["lengths"]["classes"])
+        self.assertEqual(epochs["lengths"]["rows"], 256)
+        # A list of 16 (input, target) pairs: 16 rows, fingerprinted as a whole (its first
+        # pair repeats in every batch, no batch does).
+        self.assertIsNone(epochs["samples"]["classes"])
+        self.assertEqual((epochs["samples"]["rows"], epochs["samples"]["duplicate_batches"]),
+                         (256, 0))
+        # Counted over the batches fingerprinted (cadence.py: not every one).
+        self.assertEqual(sum(epochs["classes"]["classes"].values()),
+                         16 * epochs["classes"]["batches_fingerprinted"])
+
+
     def test_no_shuffle_same_order_every_epoch(self):
         records = trace_of("--no-shuffle")
         loader = kind(records, "loader")[0]

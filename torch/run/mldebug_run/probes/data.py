@@ -2,12 +2,15 @@
 one `epoch` record each time its iterator is exhausted or abandoned (and at the end), and the
 time the loop waits in `__next__` (the step record's `data_wait_s`).
 
-Per batch: a fingerprint of its first tensor (dtype, shape and a strided sample of at most
-65,536 elements), in a distributed run row fingerprints of that tensor (blake2b of each row's
-bytes, a strided sample of ROW_ELEMENTS per row, at most ROWS_MAX rows per loader over the run;
-only the comparison across ranks reads them, and a hash per row costs more than the rest of a
-batch's probes together on a small step), the class counts of a
-1-D integer tensor that is not the first one, and statistics of a floating-point first tensor
+Per batch fingerprinted (the first ORDER_BATCHES of an epoch, a distributed run's, and those
+of measured steps: cadence.py): a fingerprint of its first tensor (dtype, shape and a strided
+sample of at most 65,536 elements; of every tensor in it when the batch is a list of samples a
+collate_fn left uncollated), in a distributed run row fingerprints of that tensor (blake2b of
+each row's bytes, a strided sample of ROW_ELEMENTS per row, at most ROWS_MAX rows per loader
+over the run; only the comparison across ranks reads them, and a hash per row costs more than
+the rest of a batch's probes together on a small step), the class counts of a 1-D integer
+tensor that is not the first one (none when it holds the lengths of the padded sequences in the
+first, or the batch is a list of samples), and statistics of a floating-point first tensor
 over the first INPUT_BATCHES batches of an epoch. For the comparison across ranks (in a
 distributed run, unless `MLDEBUG_RUN_RANKS=0`): a sample of the epoch's distinct row
 fingerprints chosen by their value (those whose first `row_sample_bits` bits are zero, at most
@@ -29,7 +32,8 @@ from .. import window
 from ..state import probe
 from ..where import where
 from ..world import distributed
-from .tensors import fingerprint_bytes, new_hash, raw_bytes, tensor_digest, tensors_in
+from .tensors import (fingerprint_bytes, new_hash, raw_bytes, tensor_digest, tensor_digest_into,
+                      tensors_in)
 
 ROWS_MAX = 65536  # row fingerprints per loader over the run: 0.5 MB of digests at most
 ROW_ELEMENTS = 4096  # elements hashed per row; an image row is sampled, a token row is whole
@@ -157,28 +161,61 @@ def drawn(iterator, batch, waited):
     if first is None:
         return
     ep.batches += 1
-    ep.rows += first.shape[0] if first.dim() > 0 else 1
+    samples = _samples(batch)
+    ep.rows += len(batch) if samples else (first.shape[0] if first.dim() > 0 else 1)
     # The first batches of an epoch (its order), a distributed run's (rows compared across
     # ranks) and a measured step's (cadence.py) are fingerprinted and their classes counted.
     if ep.batches <= ORDER_BATCHES or ep.rows_wanted or st.measuring:
         started = time.perf_counter()
         with torch.no_grad():
-            _batch_stats(entry, ep, list(tensors_in(batch)))
+            _batch_stats(entry, ep, list(tensors_in(batch)), samples)
         st.interval.measure_s += time.perf_counter() - started
 
 
-def _batch_stats(entry, ep, tensors):
+def _samples(batch):
+    """Whether a batch is a list of samples left uncollated (a collate_fn that returns its
+    list: each element a tuple, list or dict of one sample's tensors), not tensors of rows."""
+    return (isinstance(batch, list) and len(batch) > 0
+            and isinstance(batch[0], (tuple, list, dict)))
+
+
+def _lengths_of(first, target):
+    """Whether a 1-D integer `target` holds the lengths of the padded integer sequences in
+    `first` ((B, T) or (T, B)): past each row's length, one padding value throughout."""
+    torch = sys.modules["torch"]
+    if first.dim() != 2 or first.is_floating_point() or target.numel() == 0:
+        return False
+    b = target.numel()
+    rows = first if first.shape[0] == b else (first.t() if first.shape[1] == b else None)
+    if rows is None or int(target.min()) < 0 or int(target.max()) > rows.shape[1]:
+        return False
+    past = torch.arange(rows.shape[1], device=rows.device)[None, :] \
+        >= target.to(rows.device)[:, None]
+    if not bool(past.any()):
+        return False
+    padding = rows[past]
+    return bool((padding == padding[0]).all())
+
+
+def _batch_stats(entry, ep, tensors, samples=False):
     torch = sys.modules["torch"]
     first = tensors[0]
     ep.batches_fingerprinted += 1
-    digest = tensor_digest(first)  # the model's forward reuses it for the step's `batch`
+    if samples:  # every sample's tensors: the first is one sample, not the batch
+        h = new_hash()
+        for t in tensors:
+            tensor_digest_into(h, t)
+        digest = h.digest()
+    else:
+        digest = tensor_digest(first)  # the model's forward reuses it for the step's `batch`
     if digest in ep.batch_seen:
         ep.duplicate_batches += 1
     elif len(ep.batch_seen) < BATCH_SET_MAX:
         ep.batch_seen.add(digest)
     if ep.batches <= ORDER_BATCHES:
         ep.order.update(digest)
-    if ep.rows_wanted and entry.rows_fingerprinted < ROWS_MAX and first.dim() > 0:
+    if ep.rows_wanted and entry.rows_fingerprinted < ROWS_MAX and first.dim() > 0 \
+            and not samples:
         _rows(entry, ep, first)
     if ep.batches <= INPUT_BATCHES and first.is_floating_point():
         f = first.detach().float()
@@ -188,10 +225,14 @@ def _batch_stats(entry, ep, tensors):
         else:
             ep.input = [ep.input[0] + stats[0], ep.input[1] + stats[1], ep.input[2] + stats[2],
                         min(ep.input[3], stats[3]), max(ep.input[4], stats[4])]
+    if ep.classes is not None and samples:
+        ep.classes = None  # per-sample tensors are no per-row class targets
     if ep.classes is not None:
         target = next((t for t in tensors[1:] if t.dim() == 1 and not t.is_floating_point()
                        and not t.is_complex() and t.dtype != torch.bool), None)
-        if target is not None and target.numel():
+        if target is not None and _lengths_of(first, target):
+            ep.classes = None  # the lengths of padded sequences, not classes
+        elif target is not None and target.numel():
             counts = torch.bincount(target.detach().to("cpu", torch.int64).clamp_min(0),
                                     minlength=0) if int(target.min()) >= 0 else None
             if counts is None or counts.numel() > CLASSES_MAX:

@@ -12,9 +12,12 @@ graph) belong to one step. The `optimizer` record of this entry says `manual: tr
 class `hand-written`; its steps are counted as optimizer 0's, so `--steps N` stops the program
 after N of them.
 
-On the heavy steps the gradients the backward left are held until the boundary, for the `grads`
-records (the program resets them before its next forward): the one exception to holding no
-gradient, for the few statements between the update and that forward.
+On the heavy steps copies of the gradients the backward left are held until the boundary, for
+the `grads` records (the program resets them before its next forward, often in place with
+`p.grad.zero_()`): the one exception to holding no gradient, for the few statements between
+the update and that forward. On a step the cadence leaves unmeasured (cadence.py) nothing is
+measured; when the next step is measured, the gradients' identities and versions are still
+taken at the backward, so that an in-place reset before the next forward counts as one.
 
 Gradients reset in place (`zero_grad(set_to_none=False)`, `p.grad.zero_()`) before the next
 forward read as reset: at the boundary, a gradient written since the backward and now all zero
@@ -121,17 +124,19 @@ def after_backward():
         return
     if not (st.measuring or entry.steps < HEAVY_STEPS):
         entry.pending_pre = {"counted": True, "raw": not st.model_list}  # cadence.py
+        if st.cadence.measuring(st.step + 1):  # the next step is: its reset is seen from here
+            entry.pending_pre["looks"] = _looks(optim.with_data(_tensors()))
         return
     started = time.perf_counter()
     tensors = _tensors()
     pre = optim.measure_pre(entry, tensors)
     pre["raw"] = not st.model_list
-    pre["looks"] = [(weakref.ref(p.grad), p.grad._version) if p.grad is not None else None
-                    for p in optim.with_data(tensors)]
+    pre["looks"] = _looks(optim.with_data(tensors))
     if pre["heavy"]:
         # The `grads` records describe the gradients the update used; the program resets them
-        # before the next forward, so on heavy steps they are held until then.
-        pre["kept"] = {id(p): p.grad for p in tensors if p.grad is not None}
+        # before the next forward (in place, often), so on heavy steps copies are held until
+        # then.
+        pre["kept"] = {id(p): p.grad.detach().clone() for p in tensors if p.grad is not None}
     entry.pending_pre = pre
     st.interval.measure_s += time.perf_counter() - started
 
@@ -156,6 +161,8 @@ def boundary():
         _optimizer_record(entry, tensors)
     if pre.get("counted"):
         optim.count_post(entry, None, tensors)
+        if "looks" in pre:
+            _zeroed_in_place(entry, optim.with_data(tensors), pre["looks"])
         return optim.step_done(entry)
     started = time.perf_counter()
     optim.measure_post(entry, None, tensors, pre)
@@ -242,6 +249,12 @@ def _optimizer_record(entry, tensors):
             groups=[{"tensors": len(tensors), "numel": numel, "lr": None,
                      "weight_decay": None, "momentum": None}],
             manual=True)
+
+
+def _looks(tensors):
+    """Each gradient as the backward left it: (weak reference, version), or None."""
+    return [(weakref.ref(p.grad), p.grad._version) if p.grad is not None else None
+            for p in tensors]
 
 
 def _zeroed_in_place(entry, tensors, looks):
