@@ -33,6 +33,7 @@ pub fn unknown_keys(line: &str) -> Result<Vec<String>, String> {
         "model" => typed!(records::Model),
         "optimizer" => typed!(records::Optimizer),
         "step" => typed!(records::Step),
+        "cadence" => typed!(records::Cadence),
         "grads" => typed!(records::Grads),
         "adapters" => typed!(records::Adapters),
         "loss_call" => typed!(records::LossCall),
