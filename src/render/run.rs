@@ -129,8 +129,8 @@ fn cadence_line(r: &Report) -> String {
         _ => String::new(),
     };
     format!(
-        "  measured: every step to step {}, then every {k}th{cost}; the steps between had their \
-         loss and times only\n",
+        "  measured: every step to step {}, then one step in {k}{cost}; the steps between had \
+         their loss and times only\n",
         from.saturating_sub(1)
     )
 }

@@ -349,6 +349,12 @@ def count_post(entry, opt, tensors, closure=False):
               "training": iv.training, "closure": closure, "measured": False}
     if iv.batch is not None:
         record["batch"] = iv.batch.hexdigest()
+    device = _first_device()
+    if device is None or not device.startswith("cuda"):
+        # The resident set is one read of a kept descriptor: every step's memory slope. The
+        # CUDA allocator's counters build a dictionary (a large part of a measurement): only
+        # on measured steps.
+        record["memory"] = memory.memory_record(device)
     if st.clips:
         clip.take(opt, tensors)  # clips of an unmeasured step leave the queue unread
     _look_ahead(entry, tensors)

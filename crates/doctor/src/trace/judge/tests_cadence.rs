@@ -8,7 +8,7 @@ use crate::finding::{Severity, Symptom};
 use serde_json::{json, Value};
 
 /// The fields an unmeasured step keeps (torch/run/mldebug_run/probes/optim.py, `count_post`).
-const COUNTED: [&str; 14] = [
+const COUNTED: [&str; 15] = [
     "kind",
     "step",
     "optimizer",
@@ -23,10 +23,12 @@ const COUNTED: [&str; 14] = [
     "training",
     "closure",
     "measured",
+    "memory",
 ];
 
 /// `records` as the probes write them under a stride `k` from step 14 (decided at step 11):
-/// the other light steps keep only their counters, times and loss.
+/// the other light steps keep only their counters, times, loss and CPU memory (CUDA's
+/// allocator counters are read on measured steps only).
 fn thinned(mut records: Vec<Value>, k: u64) -> Vec<Value> {
     for r in records.iter_mut().filter(|r| r["kind"] == "step") {
         let s = r["step"].as_u64().unwrap();
@@ -37,6 +39,9 @@ fn thinned(mut records: Vec<Value>, k: u64) -> Vec<Value> {
                 .unwrap()
                 .iter()
                 .filter(|(key, _)| COUNTED.contains(&key.as_str()))
+                .filter(|(key, v)| {
+                    *key != "memory" || !v["device"].as_str().is_some_and(|d| d.starts_with("cuda"))
+                })
                 .map(|(key, v)| (key.clone(), v.clone()))
                 .collect();
             *r = Value::Object(kept);
