@@ -22,7 +22,9 @@ same step number and stay within a step of one another, so all read it before `f
 
 Always measured: the heavy steps, the calibration steps, a step whose loss is not finite (from
 its backward on: the gradients that follow a NaN are what the report shows), and every step
-once a non-finite value was seen. `MLDEBUG_RUN_STRIDE=K` fixes the stride (1: every step).
+once a non-finite value was seen. `MLDEBUG_RUN_STRIDE=K` fixes the stride (1: every step),
+from the step a chosen one would begin at. The loss of every step is watched (probes/losses.py),
+measured or not.
 
 What it never does: change what a measured step measures, or read a tensor to decide.
 """
@@ -63,7 +65,8 @@ class Cadence:
         self.decide_at = heavy_steps + CALIBRATION
         self.stride = _fixed()
         self.fixed = self.stride is not None
-        self.start = self.first_light if self.fixed else None  # the first step the stride rules
+        # The first step the stride rules: a fixed one from where a chosen one would begin.
+        self.start = self.decide_at + DECIDE_MARGIN if self.fixed else None
         self.costs, self.steps = [], []  # per calibration step: measurement s, step s without it
         self.always = False  # a non-finite value was seen: every step from now on
         self.ranks = False  # a distributed run: every step's batch is fingerprinted

@@ -257,8 +257,7 @@ def _before_backward(args, kwargs):
     finite = value is None or math.isfinite(value)
     if not finite:
         st.cadence.always = True  # this step and every later one are measured
-    if st.measuring:
-        losses.at_backward(loss, args, kwargs)
+    losses.at_backward(loss, args, kwargs)  # every step's loss is watched, measured or not
     st.interval.backwards += 1
     st.totals["backwards"] += 1
     st.interval.loss = value

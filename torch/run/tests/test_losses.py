@@ -14,9 +14,10 @@ LOSSES = fixture("loss_graph.py")
 WATCH = 16  # probes/losses.py LOSS_WATCH
 
 
-def trace_of(*args):
-    # Every step measured (a step of this size is otherwise measured every few: test_cadence).
-    result = run([LOSSES, *args], steps=0, env={"MLDEBUG_RUN_STRIDE": "1"})
+def trace_of(*args, stride=1):
+    # Every step measured unless `stride` (a step of this size is otherwise measured every few:
+    # test_cadence).
+    result = run([LOSSES, *args], steps=0, env={"MLDEBUG_RUN_STRIDE": str(stride)})
     assert result.rc == 0, result.stderr
     return steps(only_trace(result))
 
@@ -39,6 +40,18 @@ class KeptLosses(unittest.TestCase):
 
     def test_the_previous_loss_by_name_is_one(self):
         self.assertEqual({r["losses_alive"] for r in trace_of("--keep", "last")[1:]}, {1})
+
+    def test_every_step_is_watched_whether_measured_or_not(self):
+        # Measured one step in 4 from step 14: each measured step still sees the losses of
+        # the 16 steps before it, and the previous step's loss kept by name.
+        listed = [r for r in trace_of("--keep", "list", "--steps", "40", stride=4)
+                  if r.get("measured", True)]
+        self.assertEqual([r["step"] for r in listed][-3:], [32, 36, 40])
+        self.assertEqual({(r["losses_alive"], r["losses_watched"]) for r in listed[-3:]},
+                         {(WATCH, WATCH)})
+        last = [r for r in trace_of("--keep", "last", "--steps", "40", stride=4)
+                if r.get("measured", True)]
+        self.assertEqual({r["losses_alive"] for r in last[1:]}, {1})
 
 
 @unittest.skipUnless(has("torch"), "needs torch (.ci/torch-venv)")

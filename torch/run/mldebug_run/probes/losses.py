@@ -53,7 +53,7 @@ def at_backward(tensor, args=(), kwargs=None):
     (`retain_graph`, by default `create_graph`), and on heavy steps how it reduces."""
     torch = sys.modules["torch"]
     st = _state.STATE
-    if not st.measuring or not isinstance(tensor, torch.Tensor) or tensor.grad_fn is None:
+    if not isinstance(tensor, torch.Tensor) or tensor.grad_fn is None:
         return
     kwargs = kwargs or {}
     retain = kwargs.get("retain_graph", args[2] if len(args) > 2 else None)
@@ -86,14 +86,25 @@ def reduction_of(tensor):
     return {"grad_fn": name, "reduction": reduction, "elements": elements}
 
 
+def _watched(entry):
+    if entry.losses is None:
+        entry.losses = collections.deque(maxlen=LOSS_WATCH)
+    return entry.losses
+
+
+@probe("losses")
+def note_unmeasured(entry):
+    """A step the cadence leaves unmeasured: its loss joins the watched ones all the same (a
+    weak reference), so a measured step counts the losses of every step before it."""
+    _watched(entry).append(_state.STATE.interval.loss_ref)
+
+
 @probe("losses")
 def step_fields(entry):
     """`losses_alive`, `losses_retained` and `losses_watched` of a step record, then this
     step's loss joins the watched ones; `loss_reduction` on heavy steps."""
     st = _state.STATE
-    watched = entry.losses
-    if watched is None:
-        watched = entry.losses = collections.deque(maxlen=LOSS_WATCH)
+    watched = _watched(entry)
     alive = retained = seen = 0
     for watch in watched:
         if watch is None:

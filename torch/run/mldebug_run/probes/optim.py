@@ -358,6 +358,7 @@ def count_post(entry, opt, tensors, closure=False):
     if st.clips:
         clip.take(opt, tensors)  # clips of an unmeasured step leave the queue unread
     _look_ahead(entry, tensors)
+    losses.note_unmeasured(entry)
     st.emit_held(record)
     adapters.maybe_write(entry)
     if iv.loss is not None and not math.isfinite(iv.loss):

@@ -48,14 +48,9 @@ fn is_unstable(f: &Finding) -> bool {
     UNSTABLE.contains(&f.symptom) && f.severity >= Severity::Warn
 }
 
-/// At least this many watched losses, all alive, before a step says anything: the first steps
-/// are all watched, so a run has this many by its eighth step whatever its cadence.
-const MIN_WATCHED: u64 = 8;
-
-/// `loss-graph-kept`: at some step, the loss of every watched step of one optimizer over the
-/// last [`LOSSES_KEPT`] steps or more is still alive with its graph. Every step is watched
-/// where every step is measured; under a cadence (`cadence` record) only the measured ones are,
-/// so the watched losses span more steps than there are of them.
+/// `loss-graph-kept`: at some step, the losses of the last [`LOSSES_KEPT`] steps of one
+/// optimizer are all still alive with their graph. Every step's loss is watched; under a
+/// cadence (`cadence` record) only the measured steps say how many are alive.
 pub(super) fn judge_kept(p: &Process, out: &mut Vec<Finding>) {
     let Some(optimizer) = p
         .steps
@@ -65,8 +60,7 @@ pub(super) fn judge_kept(p: &Process, out: &mut Vec<Finding>) {
     else {
         return;
     };
-    // This optimizer's watched steps, in order: the i-th watches the losses of the
-    // `losses_watched` watched steps before it.
+    // This optimizer's steps that say how many of the earlier steps' losses are alive.
     let watched: Vec<&Step> = p
         .steps
         .iter()
@@ -74,18 +68,13 @@ pub(super) fn judge_kept(p: &Process, out: &mut Vec<Finding>) {
         .collect();
     let all_kept = |i: usize| {
         let s = watched[i];
-        let n = s.losses_watched.unwrap_or(0);
-        let span = (n as usize <= i).then(|| s.step - watched[i - n as usize].step);
-        n >= MIN_WATCHED
-            && s.losses_alive.unwrap_or(0) >= n
-            && span.is_some_and(|span| span >= LOSSES_KEPT)
+        s.losses_watched.unwrap_or(0) >= LOSSES_KEPT && s.losses_alive.unwrap_or(0) >= LOSSES_KEPT
     };
     let Some(at) = (0..watched.len()).find(|&i| all_kept(i)) else {
         return;
     };
     let first = watched[at];
-    let seen = first.losses_watched.unwrap_or(0);
-    let span = first.step - watched[at - seen as usize].step;
+    let span = LOSSES_KEPT;
     let kept_to_end = (at..watched.len()).all(all_kept);
     let ours: Vec<&Step> = p
         .steps
@@ -93,7 +82,7 @@ pub(super) fn judge_kept(p: &Process, out: &mut Vec<Finding>) {
         .filter(|s| s.optimizer == first.optimizer)
         .collect();
     // From the first step whose loss was watched, the first step's own allocations left out.
-    let start = watched[at - seen as usize].step.max(2);
+    let start = first.step.saturating_sub(LOSSES_KEPT).max(2);
     let kept_span: Vec<&Step> = ours.iter().copied().filter(|s| s.step >= start).collect();
     let memory = growth(&kept_span);
     let held = match memory {
@@ -123,15 +112,11 @@ pub(super) fn judge_kept(p: &Process, out: &mut Vec<Finding>) {
         first.step as f64,
     )
     .summary(format!(
-        "at step {} the losses of {} were all still alive with their autograd graph{}{held}: \
-         the program keeps each step's loss tensor itself (a list of undetached losses for a log \
-         or an average); {what}; keep `loss.item()` or `loss.detach()` instead",
+        "at step {} the losses of the {span} steps before it were all still alive with their \
+         autograd graph{}{held}: the program keeps each step's loss tensor itself (a list of \
+         undetached losses for a log or an average); {what}; keep `loss.item()` or \
+         `loss.detach()` instead",
         first.step,
-        if seen == span {
-            format!("the {span} steps before it")
-        } else {
-            format!("the {seen} steps measured in the {span} steps before it")
-        },
         if kept_to_end {
             ", and at every step after"
         } else {
