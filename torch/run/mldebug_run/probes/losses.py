@@ -93,13 +93,6 @@ def _watched(entry):
 
 
 @probe("losses")
-def note_unmeasured(entry):
-    """A step the cadence leaves unmeasured: its loss joins the watched ones all the same (a
-    weak reference), so a measured step counts the losses of every step before it."""
-    _watched(entry).append(_state.STATE.interval.loss_ref)
-
-
-@probe("losses")
 def step_fields(entry):
     """`losses_alive`, `losses_retained` and `losses_watched` of a step record, then this
     step's loss joins the watched ones; `loss_reduction` on heavy steps."""

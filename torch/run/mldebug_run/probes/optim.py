@@ -358,7 +358,8 @@ def count_post(entry, opt, tensors, closure=False):
     if st.clips:
         clip.take(opt, tensors)  # clips of an unmeasured step leave the queue unread
     _look_ahead(entry, tensors)
-    losses.note_unmeasured(entry)
+    # How many earlier losses are alive: weak references only, no tensor read, every step.
+    record.update(losses.step_fields(entry) or {})
     st.emit_held(record)
     adapters.maybe_write(entry)
     if iv.loss is not None and not math.isfinite(iv.loss):

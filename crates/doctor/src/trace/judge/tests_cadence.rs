@@ -8,7 +8,7 @@ use crate::finding::{Severity, Symptom};
 use serde_json::{json, Value};
 
 /// The fields an unmeasured step keeps (torch/run/mldebug_run/probes/optim.py, `count_post`).
-const COUNTED: [&str; 15] = [
+const COUNTED: [&str; 18] = [
     "kind",
     "step",
     "optimizer",
@@ -24,6 +24,9 @@ const COUNTED: [&str; 15] = [
     "closure",
     "measured",
     "memory",
+    "losses_alive",
+    "losses_retained",
+    "losses_watched",
 ];
 
 /// `records` as the probes write them under a stride `k` from step 14 (decided at step 11):
@@ -101,8 +104,8 @@ fn what_the_measured_steps_show_is_still_found() {
     assert!(symptoms(&thinned(r, 16))
         .iter()
         .any(|(s, _)| *s == Symptom::StepChangesNothing));
-    // Every step's loss kept in a list (every step's loss is watched, measured or not): the
-    // first measured step past the 16th says so; a deque of the last ten says nothing.
+    // Every step's loss kept in a list (every step's loss is watched and counted, measured or
+    // not): step 17 says so; a deque of the last ten says nothing.
     let kept = |alive: &dyn Fn(u64) -> u64| {
         let mut r = clean(400);
         for rec in r.iter_mut().filter(|x| x["kind"] == "step") {
@@ -120,7 +123,7 @@ fn what_the_measured_steps_show_is_still_found() {
     };
     let f = kept(&|s| s - 1);
     assert_eq!(f.len(), 1, "{f:?}");
-    assert_eq!(f[0].step, 32.0);
+    assert_eq!(f[0].step, 17.0);
     assert!(
         f[0].summary.contains("the 16 steps before it")
             && f[0].summary.contains("at every step after"),
