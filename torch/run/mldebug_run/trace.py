@@ -88,7 +88,7 @@ class TraceWriter:
         self.fd = None
         self.pid = os.getpid()
         self.pending = []
-        self.held = []  # lines of unmeasured steps waiting for one write
+        self.held = []  # records of unmeasured steps waiting for one write
         self.lock = threading.Lock()
         self.path = None
 

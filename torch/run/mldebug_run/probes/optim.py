@@ -339,14 +339,8 @@ def count_post(entry, opt, tensors, closure=False):
     interval counted, the loss and the learning rate; no tensor is read."""
     st = _state.STATE
     iv = st.interval
-    now = st.now()
-    start = iv.start if iv.start is not None else st.first_forward
-    lr = opt.param_groups[0].get("lr") if opt is not None and opt.param_groups else None
-    record = {"kind": "step", "step": entry.steps, "optimizer": entry.index, "time": now,
-              "step_s": None if start is None else now - start, "data_wait_s": iv.data_wait,
-              "forwards": iv.forwards, "nograd_forwards": iv.nograd_forwards,
-              "backwards": iv.backwards, "loss": iv.loss, "lr": _number(lr),
-              "training": iv.training, "closure": closure, "measured": False}
+    record = {"kind": "step", **_interval_fields(entry, opt), "closure": closure,
+              "measured": False}
     if iv.batch is not None:
         record["batch"] = iv.batch.hexdigest()
     device = _first_device()
@@ -383,7 +377,7 @@ def step_done(entry):
     iv = st.interval
     st.interval = _state.Interval(st.now())
     if entry.index == 0 and st.counted is None or entry is st.counted:
-        start = iv.start if iv.start is not None else st.first_forward
+        start = _interval_start(st, iv)
         st.cadence.note(st, st.steps + 1, st.cadence.measuring(st.steps + 1), iv.measure_s,
                         None if start is None else st.interval.start - start)
         st.steps += 1  # records of this step are written; later ones lead to the next
@@ -453,25 +447,41 @@ def measure_post(entry, opt, tensors, pre):
             batchnorm.write_records(entry.steps)
 
 
-def _step_record(entry, opt, pre, grad_norm):
+def _interval_start(st, iv):
+    """When the interval began (the first forward, for step 1)."""
+    return iv.start if iv.start is not None else st.first_forward
+
+
+def _interval_fields(entry, opt):
+    """The fields of every `step` record, measured or not: the step, the interval's counts
+    and times, its loss and the learning rate (`opt` None: a hand-written update)."""
     st = _state.STATE
     iv = st.interval
     now = st.now()
-    start = iv.start if iv.start is not None else st.first_forward
+    start = _interval_start(st, iv)
     lr = opt.param_groups[0].get("lr") if opt is not None and opt.param_groups else None
-    record = {
+    return {
         "step": entry.steps, "optimizer": entry.index, "time": now,
         "step_s": None if start is None else now - start, "data_wait_s": iv.data_wait,
         "forwards": iv.forwards, "nograd_forwards": iv.nograd_forwards,
         "backwards": iv.backwards, "loss": iv.loss, "lr": _number(lr),
-        "training": iv.training, "grads_before_backward": pre["before"],
+        "training": iv.training,
+    }
+
+
+def _step_record(entry, opt, pre, grad_norm):
+    st = _state.STATE
+    iv = st.interval
+    record = _interval_fields(entry, opt)
+    record.update({
+        "grads_before_backward": pre["before"],
         "grads_carried": pre["carried"], "grad_norm": grad_norm,
         "with_grad": pre["with_grad"], "without_grad": pre["without_grad"],
         "changed": None, "checked": None, "update_ratio": None, "update_sampled": None,
         "memory": memory.memory_record(_first_device()),
         "batch": iv.batch.hexdigest() if iv.batch is not None else None,
         "param_checksum": None, "grad_checksum": None, "closure": pre["closure"],
-    }
+    })
     if iv.input is not None:
         record["input"] = iv.input
     record.update(losses.step_fields(entry) or {})
